@@ -1,0 +1,49 @@
+// Lint: typescript-eslint's recommended rules plus the dependency direction of the codebase:
+// workers/ → runtime/http → domains → shared infrastructure, never the reverse.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const DOMAINS = ['auth', 'feeds', 'crawl', 'pipeline', 'pools', 'messages', 'cluster'];
+const INFRA = ['config', 'logging', 'metrics', 'redis', 'db', 'queues', 'services', 'setup'];
+const domainImports = DOMAINS.map((d) => `**/${d}/**`);
+const upperLayers = ['**/http/**', '**/runtime/**', '**/workers/**', '**/dashboards/**', '**/test/**', '**/bench/**'];
+// Later blocks replace the rule for their files, so each lists the general patterns too.
+
+export default tseslint.config(
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', process: 'readonly' } } },
+  { ignores: ['node_modules/', 'dist/', 'data/', 'src/generated/', '.tmp/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', performance: 'readonly', fetch: 'readonly', Blob: 'readonly', structuredClone: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-empty-object-type': 'off',
+      'no-console': 'off',
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/workers/**', '**/test/**', '**/bench/**'], message: 'production code must not import entry points, tests or benchmarks' }] }],
+    },
+  },
+  {
+    // Shared infrastructure knows no domain and no upper layer.
+    files: [...INFRA.map((d) => `src/${d}/**/*.ts`), 'src/errors.ts', 'src/context.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: [...domainImports, ...upperLayers], message: 'infrastructure must not depend on domains or upper layers' }] }],
+    },
+  },
+  {
+    // Domains use infrastructure (and other domains' public modules), never the HTTP layer, the runtime or entry points.
+    files: DOMAINS.map((d) => `src/${d}/**/*.ts`),
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: upperLayers, message: 'domains must not depend on the HTTP layer, the runtime or entry points' }] }],
+    },
+  },
+);

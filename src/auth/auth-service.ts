@@ -1,0 +1,97 @@
+/**
+ * Login, logout and token checks, orchestrated over the token service, the users table, the
+ * login rate limit and the session blacklist.
+ */
+import type { PrismaClient } from '../db/client.js';
+import { DependencyDownError, HttpError } from '../errors.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { LoginRateLimit } from './login-rate-limit.js';
+import { DUMMY_HASH, verifyPassword } from './passwords.js';
+import { SessionBlacklist } from './session-blacklist.js';
+import { InvalidTokenError, TokenService, type TokenClaims } from './tokens.js';
+
+export interface AuthSettings {
+  jwtSecret: string;
+  tokenTtlSeconds: number;
+  failOpen: boolean;
+  loginMaxAttempts: number;
+  loginWindowSeconds: number;
+}
+
+export interface VerifiedToken extends TokenClaims {
+  /** False when Redis was down and AUTH_FAIL_OPEN let the token through unchecked. */
+  blacklistChecked: boolean;
+}
+
+export class AuthService {
+  readonly tokens: TokenService;
+  private readonly blacklist: SessionBlacklist;
+  private readonly rateLimit: LoginRateLimit;
+
+  constructor(
+    private readonly deps: { prisma: PrismaClient; redis: RedisClient; keys: Keys; settings: AuthSettings },
+  ) {
+    const s = deps.settings;
+    this.tokens = new TokenService(s.jwtSecret, s.tokenTtlSeconds);
+    this.blacklist = new SessionBlacklist(deps.redis, deps.keys);
+    this.rateLimit = new LoginRateLimit(deps.redis, deps.keys, s.loginMaxAttempts, s.loginWindowSeconds);
+  }
+
+  private async guarded<T>(op: () => Promise<T>, fallback: T): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      if (this.deps.settings.failOpen) return fallback;
+      throw new DependencyDownError('redis', 'the login rate limit cannot be checked while Redis is unavailable', { cause: err });
+    }
+  }
+
+  async login(username: string, password: string, ip: string): Promise<{ token: string; expiresAt: string }> {
+    const wait = await this.guarded(() => this.rateLimit.retryAfter(username, ip), 0);
+    if (wait > 0) {
+      throw new HttpError(429, 'too_many_attempts', `too many failed logins; try again in ${wait} s`, undefined, { retryAfterSeconds: wait });
+    }
+    const user = await this.deps.prisma.user.findUnique({ where: { username } });
+    const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
+    if (!user || !ok) {
+      await this.guarded(() => this.rateLimit.recordFailure(username, ip), undefined);
+      throw new HttpError(401, 'invalid_credentials', 'unknown user or wrong password');
+    }
+    await this.guarded(() => this.rateLimit.recordSuccess(username), undefined);
+    const { token, claims } = await this.tokens.issue(user);
+    return { token, expiresAt: new Date(claims.exp * 1000).toISOString() };
+  }
+
+  /** Blacklists the token's session until the token would expire. */
+  async logout(claims: TokenClaims): Promise<void> {
+    try {
+      await this.blacklist.add(claims.sessionId, claims.exp);
+    } catch (err) {
+      throw new DependencyDownError('redis', 'logout cannot be recorded while Redis is unavailable', { cause: err });
+    }
+  }
+
+  /**
+   * Verifies signature and expiry, then the blacklist. Throws HttpError 401 for a bad, expired
+   * or logged-out token, and 503 when Redis is down and the platform fails secure.
+   */
+  async verify(token: string): Promise<VerifiedToken> {
+    let claims: TokenClaims;
+    try {
+      claims = await this.tokens.verify(token);
+    } catch (err) {
+      const reason = err instanceof InvalidTokenError ? err.reason : 'invalid';
+      throw new HttpError(401, reason === 'expired' ? 'token_expired' : 'invalid_token', reason === 'expired' ? 'the token has expired' : 'the token is invalid');
+    }
+    const state = await this.blacklist.check(claims.sessionId);
+    if (state === 'listed') throw new HttpError(401, 'token_revoked', 'the token was logged out');
+    if (state === 'unavailable') {
+      if (!this.deps.settings.failOpen) {
+        throw new DependencyDownError('redis', 'the token cannot be checked while Redis is unavailable (AUTH_FAIL_OPEN=false)');
+      }
+      return { ...claims, blacklistChecked: false };
+    }
+    return { ...claims, blacklistChecked: true };
+  }
+}

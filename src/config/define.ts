@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/**
+ * One setting: its environment variable, its schema (which also coerces the string from the
+ * environment), its default as it appears in `.env.example`, and one line of documentation.
+ */
+export interface Setting<T = unknown> {
+  env: string;
+  schema: z.ZodType<T>;
+  /** The default as written in the environment; undefined = optional, no default. */
+  example: string | undefined;
+  doc: string;
+  /** Secret values are never logged and are masked in `describeConfig`. */
+  secret?: boolean;
+}
+
+export type SettingGroup = Record<string, Setting>;
+export type GroupValue<G extends SettingGroup> = { [K in keyof G]: G[K] extends Setting<infer T> ? T : never };
+
+export function setting<T>(
+  env: string,
+  schema: z.ZodType<T>,
+  example: string | number | boolean | undefined,
+  doc: string,
+  options: { secret?: boolean } = {},
+): Setting<T> {
+  return { env, schema, example: example === undefined ? undefined : String(example), doc, ...options };
+}
+
+export const int = (min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max);
+export const num = (min = -Infinity, max = Infinity) => z.coerce.number().min(min).max(max);
+export const str = () => z.string();
+export const optionalStr = () =>
+  z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+export const bool = () =>
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off']))
+    .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
+export const list = () =>
+  z
+    .string()
+    .optional()
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    );
+export const oneOf = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values);

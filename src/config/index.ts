@@ -1,0 +1,141 @@
+import os from 'node:os';
+import path from 'node:path';
+import { authSettings, EXAMPLE_ADMIN_PASSWORD, EXAMPLE_JWT_SECRET } from './auth.js';
+import { clusterSettings } from './cluster.js';
+import { crawlSettings } from './crawl.js';
+import type { GroupValue, SettingGroup } from './define.js';
+import { feedSettings } from './feeds.js';
+import { messageSettings } from './messages.js';
+import { pipelineSettings } from './pipeline.js';
+import { coreSettings, databaseSettings, httpSettings, queueSettings, redisSettings } from './platform.js';
+import { poolSettings } from './pools.js';
+
+/**
+ * The one configuration schema. Each group is one file beside this one; every setting has its
+ * environment variable, default and doc line there. `loadConfig` parses the environment once;
+ * the result is passed down explicitly, never read from a global.
+ */
+export const settingGroups = {
+  core: coreSettings,
+  http: httpSettings,
+  redis: redisSettings,
+  database: databaseSettings,
+  queues: queueSettings,
+  auth: authSettings,
+  feeds: feedSettings,
+  crawl: crawlSettings,
+  pipeline: pipelineSettings,
+  pools: poolSettings,
+  messages: messageSettings,
+  cluster: clusterSettings,
+} satisfies Record<string, SettingGroup>;
+
+type Groups = typeof settingGroups;
+export type Config = { [G in keyof Groups]: GroupValue<Groups[G]> } & {
+  /** Resolved facts derived from the settings. */
+  derived: { instanceId: string; dataDir: string; embeddedRedis: boolean; embeddedDatabase: boolean };
+};
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses settings from an environment (default: process.env). Throws ConfigError naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [groupName, group] of Object.entries(settingGroups) as [string, SettingGroup][]) {
+    const values: Record<string, unknown> = {};
+    for (const [key, s] of Object.entries(group)) {
+      const raw = env[s.env];
+      const input = raw === undefined || raw === '' ? s.example : raw;
+      const parsed = s.schema.safeParse(input);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new ConfigError(s.env, `${issue?.message ?? 'invalid value'} (got ${s.secret ? '<hidden>' : JSON.stringify(raw)})`);
+      }
+      values[key] = parsed.data;
+    }
+    out[groupName] = values;
+  }
+  const config = out as unknown as Config;
+  if (config.pipeline.minIntervalSeconds > config.pipeline.maxIntervalSeconds) {
+    throw new ConfigError('SCHEDULER_MIN_INTERVAL', 'must not exceed SCHEDULER_MAX_INTERVAL');
+  }
+  if (config.pools.refillThreshold > config.pools.size) {
+    throw new ConfigError('POOL_REFILL_THRESHOLD', 'must not exceed POOL_SIZE');
+  }
+  if (config.feeds.lockTtlSeconds <= config.feeds.timeLimitSeconds) {
+    throw new ConfigError('FEED_LOCK_TTL_SECONDS', 'must be longer than FEED_TIME_LIMIT_SECONDS');
+  }
+  if (config.redis.url && config.redis.clusterNodes) {
+    throw new ConfigError('REDIS_CLUSTER_NODES', 'set either REDIS_URL or REDIS_CLUSTER_NODES, not both');
+  }
+  config.derived = {
+    instanceId: config.core.instanceId ?? `${os.hostname()}-${process.pid}`,
+    dataDir: path.resolve(config.core.dataDir),
+    embeddedRedis: !config.redis.url && !config.redis.clusterNodes,
+    embeddedDatabase: !config.database.url,
+  };
+  return config;
+}
+
+/** Refuses example secrets in production. */
+export function assertProductionSafe(config: Config): void {
+  if (config.core.nodeEnv !== 'production') return;
+  if (config.auth.jwtSecret === EXAMPLE_JWT_SECRET) {
+    throw new ConfigError('JWT_SECRET', 'the example secret is refused when NODE_ENV=production');
+  }
+  if (config.auth.adminPassword === EXAMPLE_ADMIN_PASSWORD) {
+    throw new ConfigError('ADMIN_PASSWORD', 'the example password is refused when NODE_ENV=production');
+  }
+}
+
+/** Every setting with its env name, for `.env.example` and the README. */
+export function listSettings(): { group: string; key: string; env: string; example: string | undefined; doc: string; secret: boolean }[] {
+  return Object.entries(settingGroups).flatMap(([group, settings]) =>
+    Object.entries(settings as SettingGroup).map(([key, s]) => ({
+      group,
+      key,
+      env: s.env,
+      example: s.example,
+      doc: s.doc,
+      secret: s.secret ?? false,
+    })),
+  );
+}
+
+/** The text of `.env.example`, generated from the schema (`npm run config:example`). */
+export function renderEnvExample(): string {
+  const lines = [
+    '# Every setting of the platform, with its default. Copy to .env and change what you need.',
+    '# Generated from src/config/*.ts by `npm run config:example`; a test keeps the two in step.',
+  ];
+  let lastGroup = '';
+  for (const s of listSettings()) {
+    if (s.group !== lastGroup) {
+      lines.push('', `# --- ${s.group} ---`);
+      lastGroup = s.group;
+    }
+    lines.push(`# ${s.doc}`);
+    lines.push(s.example === undefined ? `# ${s.env}=` : `${s.env}=${s.example}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** The configuration as it may be logged: secrets masked. */
+export function describeConfig(config: Config): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [group, settings] of Object.entries(settingGroups) as [string, SettingGroup][]) {
+    const values = (config as unknown as Record<string, Record<string, unknown>>)[group] ?? {};
+    out[group] = Object.fromEntries(
+      Object.entries(settings).map(([key, s]) => [key, s.secret && values[key] !== undefined ? '<hidden>' : values[key]]),
+    );
+  }
+  return out;
+}

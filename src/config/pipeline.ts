@@ -1,0 +1,20 @@
+import { int, num, setting } from './define.js';
+
+/** Crawl scheduling and the result pipeline (reference: marketplace-crawler.md 2, 4, 5). */
+export const pipelineSettings = {
+  baseIntervalSeconds: setting('SCHEDULER_BASE_INTERVAL', int(1), 7200, 'Crawl interval at weight 1.0 (seconds).'),
+  minIntervalSeconds: setting('SCHEDULER_MIN_INTERVAL', int(1), 3600, 'Shortest crawl interval (seconds).'),
+  maxIntervalSeconds: setting('SCHEDULER_MAX_INTERVAL', int(1), 7200, 'Longest crawl interval (seconds).'),
+  pagesOnSale: setting('SCHEDULER_PAGES_ON_SALE', int(0, 50), 5, 'On-sale result pages per crawl.'),
+  pagesSold: setting('SCHEDULER_PAGES_SOLD', int(0, 50), 5, 'Sold result pages per crawl.'),
+  batchSize: setting('SCHEDULER_BATCH_SIZE', int(1), 50, 'Crawls released per scheduling batch.'),
+  backpressureThreshold: setting('SCHEDULER_BACKPRESSURE_THRESHOLD', int(1), 25, 'Most crawl jobs waiting at once; due crawls beyond it are held back.'),
+  itemTtlOnSaleSeconds: setting('ANALYZER_ITEM_TTL_AVAILABLE', int(60), 86400, 'TTL of an on-sale item state hash.'),
+  itemTtlSoldSeconds: setting('ANALYZER_ITEM_TTL_SOLD', int(60), 172800, 'TTL of a sold item state hash.'),
+  stateBatchSize: setting('PIPELINE_STATE_BATCH_SIZE', int(1, 10000), 500, 'Items per Redis pipeline round trip in the state machine.'),
+  concurrency: setting('PIPELINE_CONCURRENCY', int(1, 100), 4, 'Crawl results processed at once per pipeline process.'),
+  cacheTtlSeconds: setting('CACHE_TTL_SECONDS', int(1), 600, 'TTL of the leaderboard and IP detail caches.'),
+  alertOutflowSpikeFactor: setting('ALERT_OUTFLOW_SPIKE_FACTOR', num(1), 3, 'Alert when an hour\'s outflow exceeds this many times the previous hours\' average.'),
+  alertOutflowMin: setting('ALERT_OUTFLOW_MIN', int(0), 20, 'Outflow an hour must reach before a spike alert fires.'),
+  alertLiquidityLevel: setting('ALERT_LIQUIDITY_LEVEL', num(0), 0.8, 'Alert when an hour\'s liquidity index (outflow / inflow) is above this.'),
+};

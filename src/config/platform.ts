@@ -1,0 +1,54 @@
+import { bool, int, num, oneOf, optionalStr, setting, str } from './define.js';
+
+/** Process-wide settings: environment, logging, data directory. */
+export const coreSettings = {
+  nodeEnv: setting('NODE_ENV', oneOf(['development', 'production', 'test']), 'development', 'Runtime environment; production refuses example secrets.'),
+  instanceId: setting('INSTANCE_ID', optionalStr(), undefined, 'This process in the cluster registry; default <hostname>-<pid>.'),
+  dataDir: setting('DATA_DIR', str(), './data', 'Where the embedded Redis and PGlite keep their data.'),
+  logLevel: setting('LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info', 'pino log level.'),
+  logPretty: setting('LOG_PRETTY', optionalStr(), undefined, 'true/false: human-readable logs; default: pretty when stdout is a terminal.'),
+  installMissing: setting('INSTALL_MISSING', bool(), true, 'Install a missing redis-server/chromium/postgresql with apt-get (Debian/Ubuntu as root).'),
+};
+
+/** The HTTP API role. */
+export const httpSettings = {
+  host: setting('HOST', str(), '127.0.0.1', 'Address the API listens on.'),
+  port: setting('PORT', int(0, 65535), 3000, 'Port the API listens on (0 = any free port).'),
+  bodyLimit: setting('HTTP_BODY_LIMIT', str(), '1mb', 'Largest accepted JSON body.'),
+  trustProxy: setting('HTTP_TRUST_PROXY', bool(), false, 'Trust X-Forwarded-* headers (behind a reverse proxy).'),
+  metricsPublic: setting('METRICS_PUBLIC', bool(), true, 'Serve /metrics without a token (for Prometheus scrapes).'),
+  shutdownGraceMs: setting('HTTP_SHUTDOWN_GRACE_MS', int(0), 10000, 'How long in-flight requests may run after SIGTERM.'),
+  accessLog: setting('HTTP_ACCESS_LOG', bool(), true, 'Log one line per request.'),
+};
+
+/** Redis. Without REDIS_URL and REDIS_CLUSTER_NODES the platform starts its own redis-server. */
+export const redisSettings = {
+  url: setting('REDIS_URL', optionalStr(), undefined, 'redis://[:password@]host:port/db; unset = embedded redis-server under DATA_DIR.', { secret: true }),
+  clusterNodes: setting('REDIS_CLUSTER_NODES', optionalStr(), undefined, 'Comma-separated host:port seeds of a Redis Cluster (instead of REDIS_URL).'),
+  prefix: setting('REDIS_PREFIX', str().regex(/^[A-Za-z0-9_-]+$/), 'wp', 'Prefix of every key the platform owns.'),
+  connectTimeoutMs: setting('REDIS_CONNECT_TIMEOUT_MS', int(100), 5000, 'Connect timeout of each Redis connection.'),
+  commandTimeoutMs: setting('REDIS_COMMAND_TIMEOUT_MS', int(50), 2000, 'Timeout of a request-path Redis command before the fallback path is taken.'),
+  serverBin: setting('REDIS_SERVER_BIN', str(), 'redis-server', 'redis-server binary for the embedded Redis.'),
+};
+
+/** PostgreSQL. Without DATABASE_URL the platform serves PGlite (single connection) under DATA_DIR. */
+export const databaseSettings = {
+  url: setting('DATABASE_URL', optionalStr(), undefined, 'postgresql://user:pass@host:port/db; unset = embedded PGlite under DATA_DIR (one process only).', { secret: true }),
+  poolSize: setting('DATABASE_POOL_SIZE', int(1, 500), 10, 'Connections per process (the embedded PGlite always uses 1).'),
+  statementTimeoutMs: setting('DATABASE_STATEMENT_TIMEOUT_MS', int(0), 30000, 'Statement timeout per query (0 = none).'),
+  migrateOnStart: setting('DATABASE_MIGRATE_ON_START', bool(), true, 'Apply pending migrations when a process starts.'),
+};
+
+/** BullMQ defaults shared by every queue; a queue may override them in its registry entry. */
+export const queueSettings = {
+  attempts: setting('JOB_ATTEMPTS', int(1, 100), 3, 'Attempts per job before it lands in the failed set (dead jobs).'),
+  backoffMs: setting('JOB_BACKOFF_MS', int(0), 1000, 'First retry delay; doubles each attempt, with jitter.'),
+  backoffJitter: setting('JOB_BACKOFF_JITTER', num(0, 1), 0.5, 'Random fraction (0..1) taken off each backoff delay.'),
+  keepCompletedSeconds: setting('JOB_KEEP_COMPLETED_SECONDS', int(0), 86400, 'How long completed jobs (and their results) are kept.'),
+  keepFailedSeconds: setting('JOB_KEEP_FAILED_SECONDS', int(0), 604800, 'How long failed jobs (dead jobs) are kept.'),
+  workerConcurrency: setting('WORKER_CONCURRENCY', int(1, 1000), 10, 'Default jobs at once per worker process and queue.'),
+  workerShutdownGraceMs: setting('WORKER_SHUTDOWN_GRACE_MS', int(0), 30000, 'On SIGTERM, how long active jobs may finish before they are handed back.'),
+  lockDurationMs: setting('WORKER_LOCK_DURATION_MS', int(1000), 30000, 'Job lock; a worker silent this long is considered stalled.'),
+  stalledIntervalMs: setting('WORKER_STALLED_INTERVAL_MS', int(1000), 30000, 'How often stalled jobs are looked for and handed to another worker.'),
+};
+

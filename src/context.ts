@@ -1,0 +1,45 @@
+/**
+ * What every role gets: configuration, logging, metrics, Redis, the queues and the database.
+ * Built once per process by src/runtime/start-platform.ts and passed down explicitly.
+ */
+import type { Config } from './config/index.js';
+import type { Database } from './db/client.js';
+import type { Logger } from './logging/logger.js';
+import type { Metrics } from './metrics/metrics.js';
+import type { RedisClient } from './redis/connection.js';
+import type { RedisConnections } from './redis/connections.js';
+import type { Keys } from './redis/keys.js';
+import type { QueueRegistry } from './queues/registry.js';
+
+export interface Leadership {
+  /** True while this instance holds the leader lease. */
+  isLeader(): boolean;
+  /**
+   * Runs `start` whenever this instance becomes leader and the returned stop function as soon
+   * as it stops being leader (lease lost or shutdown). Singleton work goes through here.
+   */
+  whileLeader(name: string, start: () => Promise<() => Promise<void>>): void;
+}
+
+export interface PlatformContext {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  instanceId: string;
+  keys: Keys;
+  connections: RedisConnections;
+  /** Shared fail-fast connection for request-path commands. */
+  redis: RedisClient;
+  queues: QueueRegistry;
+  db: Database;
+  leadership: Leadership;
+}
+
+/** A started role: what it serves and how it stops. */
+export interface RoleHandle {
+  name: string;
+  /** Queues this role consumes (shown in the cluster registry). */
+  queues: string[];
+  /** Stops the role: intake first, then active work, then its resources. Idempotent. */
+  stop(): Promise<void>;
+}

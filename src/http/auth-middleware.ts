@@ -1,0 +1,43 @@
+import type { Request, RequestHandler } from 'express';
+import type { AuthService } from '../auth/auth-service.js';
+import { HttpError } from '../errors.js';
+import type { AuthInfo } from './route.js';
+
+export const SESSION_COOKIE = 'wp_session';
+
+export function bearerToken(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  return match?.[1];
+}
+
+export function cookieToken(req: Request): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const [name, ...rest] = part.trim().split('=');
+    if (name === SESSION_COOKIE) return decodeURIComponent(rest.join('='));
+  }
+  return undefined;
+}
+
+/**
+ * Requires a valid, unexpired, not logged-out token; sets res.locals.auth. API routes take the
+ * token from `Authorization: Bearer`; with `allowCookie` (Bull Board only) the session cookie
+ * set by the board's login page is accepted too.
+ */
+export function requireAuth(auth: AuthService, options: { allowCookie?: boolean } = {}): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const token = bearerToken(req) ?? (options.allowCookie ? cookieToken(req) : undefined);
+      if (!token) throw new HttpError(401, 'unauthenticated', 'an Authorization: Bearer <token> header is required');
+      const v = await auth.verify(token);
+      const info: AuthInfo = { userId: v.userId, username: v.username, sessionId: v.sessionId, exp: v.exp, blacklistChecked: v.blacklistChecked };
+      res.locals.auth = info;
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * One way to declare an HTTP route: its method and path, the zod schemas of its params, query
+ * and body, and a thin handler. The same declaration validates requests (a 400 naming the
+ * field before the handler runs, so nothing is written or enqueued) and feeds the OpenAPI
+ * document (src/http/openapi.ts).
+ */
+import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import { z } from 'zod';
+import { HttpError } from '../errors.js';
+
+export interface AuthInfo {
+  userId: number;
+  username: string;
+  sessionId: string;
+  /** Token expiry, seconds since the epoch. */
+  exp: number;
+  /** False when the blacklist could not be checked and AUTH_FAIL_OPEN let the token through. */
+  blacklistChecked: boolean;
+}
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  auth: AuthInfo | undefined;
+  req: Request;
+  res: Response;
+}
+
+/** What a handler returns: a status and a JSON body (or no body for 204). */
+export interface Reply {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+  method: Method;
+  /** Express path syntax (`/api/feeds/:id`). */
+  path: string;
+  summary: string;
+  tag: string;
+  /** Default true: a valid, unexpired, not blacklisted token is required. */
+  auth?: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Documented responses: status → description and optional schema. */
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handler: (input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>) => Promise<Reply> | Reply;
+}
+
+export type AnyRoute = RouteSpec<z.ZodType, z.ZodType, z.ZodType>;
+
+export function defineRoute<
+  P extends z.ZodType = z.ZodObject<{}>,
+  Q extends z.ZodType = z.ZodObject<{}>,
+  B extends z.ZodType = z.ZodUnknown,
+>(spec: RouteSpec<P, Q, B>): AnyRoute {
+  return spec as unknown as AnyRoute;
+}
+
+/** Parses one part of a request; the first issue becomes a 400 naming the field. */
+export function parseOr400<T>(schema: z.ZodType<T>, value: unknown, where: 'params' | 'query' | 'body'): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const path = issue.path.map(String).join('.');
+  const field = path || (where === 'body' ? '(body)' : where);
+  const message = issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message;
+  throw new HttpError(400, 'invalid_request', `${field}: ${message}`, issue.code === 'unrecognized_keys' ? issue.keys[0] : field);
+}
+
+/** Registers routes on an express router. `requireAuth` guards the routes that need a token. */
+export function mountRoutes(router: Router, routes: AnyRoute[], requireAuth: RequestHandler): void {
+  for (const route of routes) {
+    const handlers: RequestHandler[] = [];
+    if (route.auth !== false) handlers.push(requireAuth);
+    handlers.push(async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        const params = route.params ? parseOr400(route.params, req.params, 'params') : req.params;
+        const query = route.query ? parseOr400(route.query, req.query, 'query') : req.query;
+        let body: unknown = undefined;
+        if (route.body) {
+          if (req.body === undefined) throw new HttpError(400, 'invalid_request', 'a JSON body is required (Content-Type: application/json)', '(body)');
+          body = parseOr400(route.body, req.body, 'body');
+        }
+        const reply = await route.handler({ params, query, body, auth: res.locals.auth as AuthInfo | undefined, req, res });
+        if (res.headersSent) return;
+        for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
+        const status = reply.status ?? 200;
+        if (reply.body === undefined) res.status(status).end();
+        else res.status(status).json(reply.body);
+      } catch (err) {
+        next(err);
+      }
+    });
+    router[route.method](route.path, ...handlers);
+  }
+}
+
+// Shared schema pieces for routes.
+
+/** A positive integer id in a path segment. */
+export const idParam = z.coerce.number({ message: 'must be a positive integer' }).int('must be a positive integer').positive('must be a positive integer');
+
+/** Query booleans: "true"/"false"/"1"/"0". */
+export const queryBool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');

@@ -1,0 +1,19 @@
+/**
+ * Every route of the REST API. Domain route modules are added here; the OpenAPI document is
+ * built from this list.
+ */
+import type { AuthService } from '../../auth/auth-service.js';
+import type { PlatformContext } from '../../context.js';
+import { JobInspector } from '../../queues/job-inspector.js';
+import type { AnyRoute } from '../route.js';
+import { authRoutes } from './auth-routes.js';
+import { jobRoutes } from './job-routes.js';
+
+export interface RouteDeps {
+  ctx: PlatformContext;
+  auth: AuthService;
+}
+
+export function allRoutes({ ctx, auth }: RouteDeps): AnyRoute[] {
+  return [...authRoutes(auth), ...jobRoutes(new JobInspector(ctx.queues))];
+}

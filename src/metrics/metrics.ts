@@ -1,0 +1,92 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The process's Prometheus metrics. One registry per process (not prom-client's global one),
+ * so tests and several roles in one process never clash. Domains add their own metrics to
+ * `registry` through the helpers below.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly jobsCompleted = new Counter({
+    name: 'wp_jobs_completed_total',
+    help: 'Jobs completed, by queue.',
+    labelNames: ['queue'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobsFailed = new Counter({
+    name: 'wp_jobs_failed_total',
+    help: 'Job attempts that failed, by queue and outcome (retry, dead, delayed).',
+    labelNames: ['queue', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobDuration = new Histogram({
+    name: 'wp_job_duration_seconds',
+    help: 'Processing time of a job attempt, by queue.',
+    labelNames: ['queue'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 180],
+    registers: [this.registry],
+  });
+
+  readonly queueJobs = new Gauge({
+    name: 'wp_queue_jobs',
+    help: 'Jobs in each queue by state (read at scrape time).',
+    labelNames: ['queue', 'state'] as const,
+    registers: [this.registry],
+  });
+
+  readonly dependencyUp = new Gauge({
+    name: 'wp_dependency_up',
+    help: '1 when the dependency answered its last probe, else 0.',
+    labelNames: ['dependency'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpRequests = new Counter({
+    name: 'wp_http_requests_total',
+    help: 'HTTP requests by method, route and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'wp_http_request_duration_seconds',
+    help: 'HTTP request duration by method and route.',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+    registers: [this.registry],
+  });
+
+  private readonly collectors: (() => Promise<void>)[] = [];
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'wp_process_' });
+  }
+
+  counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return (this.registry.getSingleMetric(name) as Counter<L>) ?? new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return (this.registry.getSingleMetric(name) as Gauge<L>) ?? new Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  histogram<L extends string>(name: string, help: string, labelNames: readonly L[] = [], buckets?: number[]): Histogram<L> {
+    return (
+      (this.registry.getSingleMetric(name) as Histogram<L>) ??
+      new Histogram({ name, help, labelNames, registers: [this.registry], ...(buckets ? { buckets } : {}) })
+    );
+  }
+
+  /** Runs `collect` before each scrape (queue counts, dependency probes). Errors are swallowed. */
+  onScrape(collect: () => Promise<void>): void {
+    this.collectors.push(collect);
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    await Promise.all(this.collectors.map((c) => c().catch(() => undefined)));
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * The one worker factory. It builds a BullMQ Worker for a registered queue with the platform's
+ * concurrency, lock and stalled-job settings, a child logger per job, metrics, the mapping of
+ * error classes to BullMQ outcomes, and an idempotent graceful close.
+ *
+ * Error mapping (see src/errors.ts):
+ *   PermanentError → UnrecoverableError (fails now, no retry)
+ *   BlockedError   → the job is moved to delayed for retryAfterMs; no attempt is spent
+ *   anything else  → failure; BullMQ retries with backoff until the attempts run out
+ *
+ * Shutdown: stop taking jobs, let active ones finish within the grace period, then close the
+ * connections. A job still running after the grace period keeps its lock only until the lock
+ * expires; the stalled-job check of any other worker then hands it out again, so nothing is lost.
+ */
+import { DelayedError, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
+import type { Config } from '../config/index.js';
+import { BlockedError, PermanentError, toError } from '../errors.js';
+import type { Logger } from '../logging/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { RedisConnections } from '../redis/connections.js';
+import type { Keys } from '../redis/keys.js';
+import { queues, type PayloadOf, type QueueKey } from './definitions.js';
+
+export interface WorkerDeps {
+  config: Pick<Config, 'queues'>;
+  connections: RedisConnections;
+  keys: Keys;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+export interface JobContext {
+  /** A logger bound to this job's queue, id and attempt (created on first use). */
+  readonly logger: Logger;
+  /** The lock token of this attempt (needed by job.moveToDelayed and friends). */
+  readonly token: string | undefined;
+}
+
+export type JobProcessor<K extends QueueKey, R = unknown> = (job: Job<PayloadOf<K>, R>, ctx: JobContext) => Promise<R>;
+
+export interface WorkerSettings {
+  concurrency?: number;
+  lockDurationMs?: number;
+  /** BullMQ options passed through (limiter, maxStalledCount, ...). */
+  bullmq?: Partial<WorkerOptions>;
+  /** Start taking jobs at once (default true). */
+  autorun?: boolean;
+}
+
+export interface PlatformWorker {
+  readonly queueName: string;
+  readonly worker: Worker;
+  /** Stops intake, waits up to the grace period for active jobs, closes. Idempotent. */
+  close(): Promise<void>;
+}
+
+export function createWorker<K extends QueueKey, R>(
+  deps: WorkerDeps,
+  key: K,
+  processor: JobProcessor<K, R>,
+  settings: WorkerSettings = {},
+): PlatformWorker {
+  const def = queues[key];
+  const queueName = def.name;
+  const q = deps.config.queues;
+  const baseLogger = deps.logger.child({ queue: queueName });
+  const { jobsCompleted, jobsFailed, jobDuration } = deps.metrics;
+  const completed = jobsCompleted.labels(queueName);
+  const duration = jobDuration.labels(queueName);
+
+  const wrapped = async (job: Job<PayloadOf<K>, R>, token?: string): Promise<R> => {
+    let logger: Logger | undefined;
+    const ctx: JobContext = {
+      get logger() {
+        return (logger ??= baseLogger.child({ jobId: job.id, attempt: job.attemptsMade + 1 }));
+      },
+      token,
+    };
+    const started = performance.now();
+    try {
+      const result = await processor(job, ctx);
+      duration.observe((performance.now() - started) / 1000);
+      completed.inc();
+      return result;
+    } catch (thrown) {
+      duration.observe((performance.now() - started) / 1000);
+      if (thrown instanceof DelayedError || thrown instanceof UnrecoverableError) {
+        jobsFailed.inc({ queue: queueName, outcome: thrown instanceof DelayedError ? 'delayed' : 'dead' });
+        throw thrown;
+      }
+      if (thrown instanceof BlockedError) {
+        jobsFailed.inc({ queue: queueName, outcome: 'delayed' });
+        ctx.logger.warn({ retryAfterMs: thrown.retryAfterMs, reason: thrown.message }, 'job blocked; delayed without spending an attempt');
+        await job.moveToDelayed(Date.now() + thrown.retryAfterMs, token);
+        throw new DelayedError(thrown.message);
+      }
+      const err = toError(thrown);
+      if (thrown instanceof PermanentError) {
+        jobsFailed.inc({ queue: queueName, outcome: 'dead' });
+        ctx.logger.warn({ err: err.message, code: thrown.code }, 'job failed permanently; no retry');
+        throw new UnrecoverableError(err.message);
+      }
+      const attempts = job.opts.attempts ?? 1;
+      const dead = job.attemptsMade + 1 >= attempts;
+      jobsFailed.inc({ queue: queueName, outcome: dead ? 'dead' : 'retry' });
+      ctx.logger.warn({ err: err.message, attemptsLeft: attempts - job.attemptsMade - 1 }, dead ? 'job failed; attempts exhausted' : 'job failed; will retry');
+      throw err;
+    }
+  };
+
+  const worker = new Worker<PayloadOf<K>, R>(queueName, wrapped, {
+    connection: deps.connections.create('bullmq', `worker:${queueName}`),
+    prefix: deps.keys.bullPrefix,
+    concurrency: settings.concurrency ?? q.workerConcurrency,
+    lockDuration: settings.lockDurationMs ?? q.lockDurationMs,
+    stalledInterval: q.stalledIntervalMs,
+    autorun: settings.autorun ?? true,
+    ...settings.bullmq,
+  });
+  worker.on('error', (err) => baseLogger.error({ err: err.message }, 'worker error'));
+  worker.on('stalled', (jobId) => baseLogger.warn({ jobId }, 'stalled job handed back to the queue'));
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      const graceful = worker.close();
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), q.workerShutdownGraceMs);
+      });
+      const outcome = await Promise.race([graceful.then(() => 'closed' as const), timedOut]);
+      clearTimeout(timer);
+      if (outcome === 'timeout') {
+        baseLogger.warn({ graceMs: q.workerShutdownGraceMs }, 'active jobs outlived the grace period; they will be retried as stalled');
+        await worker.close(true);
+      }
+    })());
+
+  return { queueName, worker, close };
+}

@@ -1,0 +1,71 @@
+/**
+ * The registry of queue names with their payload schemas and option overrides. Every queue
+ * the platform uses is listed here; Bull Board, /api/queues and the metrics show all of them.
+ */
+import type { JobsOptions } from 'bullmq';
+import type { z } from 'zod';
+import { crawlJobPayload, crawlResultPayload } from './payloads/crawl.js';
+import { feedRefreshPayload } from './payloads/feeds.js';
+import { maintenancePayload } from './payloads/maintenance.js';
+import { messagePersistPayload } from './payloads/messages.js';
+import { poolConsumedPayload, poolRefillPayload } from './payloads/pools.js';
+
+export interface QueueDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  payload: S;
+  /** Overrides of the platform defaults (attempts, backoff, retention). */
+  jobOptions?: JobsOptions;
+}
+
+function defineQueue<S extends z.ZodType>(def: QueueDefinition<S>): QueueDefinition<S> {
+  return def;
+}
+
+export const queues = {
+  feedRefresh: defineQueue({
+    name: 'feed-refresh',
+    description: 'Refresh of one feed: conditional GET, parse, upsert articles, schedule the next refresh.',
+    payload: feedRefreshPayload,
+  }),
+  crawl: defineQueue({
+    name: 'crawl',
+    description: 'Headless-browser crawl of one IP on the marketplace.',
+    payload: crawlJobPayload,
+  }),
+  crawlResult: defineQueue({
+    name: 'crawl-result',
+    description: 'Result pipeline of one crawl: state machine, snapshots, hourly stats, alerts, next crawl.',
+    payload: crawlResultPayload,
+  }),
+  poolRefill: defineQueue({
+    name: 'pool-refill',
+    description: 'Refill of one content pool from the DB.',
+    payload: poolRefillPayload,
+  }),
+  poolConsumed: defineQueue({
+    name: 'pool-consumed',
+    description: 'Marks popped pool rows consumed in the DB, in batches.',
+    payload: poolConsumedPayload,
+  }),
+  messagePersist: defineQueue({
+    name: 'message-persist',
+    description: 'Write-behind of accepted session messages to the DB.',
+    payload: messagePersistPayload,
+  }),
+  maintenance: defineQueue({
+    name: 'maintenance',
+    description: 'Periodic housekeeping (run by the leader).',
+    payload: maintenancePayload,
+  }),
+} as const;
+
+export type QueueKey = keyof typeof queues;
+export type QueueName = (typeof queues)[QueueKey]['name'];
+export type PayloadOf<K extends QueueKey> = z.infer<(typeof queues)[K]['payload']>;
+
+export const queueList: QueueDefinition[] = Object.values(queues);
+
+export function findQueue(name: string): QueueDefinition | undefined {
+  return queueList.find((q) => q.name === name);
+}

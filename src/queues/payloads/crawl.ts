@@ -1,0 +1,41 @@
+import { z } from 'zod';
+
+/** One crawl task of an IP: fixed pages of on-sale then sold results. */
+export const crawlJobPayload = z.object({
+  ipId: z.number().int().positive(),
+  keyword: z.string().min(1),
+  taskId: z.string().min(1).max(128),
+  pagesOnSale: z.number().int().min(0).max(50),
+  pagesSold: z.number().int().min(0).max(50),
+});
+export type CrawlJobPayload = z.infer<typeof crawlJobPayload>;
+
+export const crawledItem = z.object({
+  sourceId: z.string().min(1),
+  title: z.string(),
+  price: z.number().int().min(0),
+  imageUrl: z.string().nullable(),
+  itemUrl: z.string().nullable(),
+  status: z.enum(['on_sale', 'sold']),
+});
+export type CrawledItem = z.infer<typeof crawledItem>;
+
+export const crawlPageError = z.object({
+  status: z.enum(['on_sale', 'sold']),
+  page: z.number().int().min(1),
+  errorClass: z.enum(['timeout', 'blocked', 'network', 'unknown']),
+  message: z.string(),
+});
+export type CrawlPageError = z.infer<typeof crawlPageError>;
+
+/** What the crawler returns and the pipeline consumes. */
+export const crawlResultPayload = z.object({
+  ipId: z.number().int().positive(),
+  taskId: z.string().min(1),
+  items: z.array(crawledItem),
+  totalFound: z.number().int().min(0),
+  pagesCrawled: z.number().int().min(0),
+  crawledAt: z.string().datetime(),
+  errors: z.array(crawlPageError),
+});
+export type CrawlResultPayload = z.infer<typeof crawlResultPayload>;

@@ -1,0 +1,116 @@
+/**
+ * Producer side of the queues: one BullMQ Queue per registered name, the platform's default
+ * job options, and payload validation before anything reaches Redis.
+ */
+import { Queue, type JobsOptions, type Job } from 'bullmq';
+import type { Config } from '../config/index.js';
+import { HttpError } from '../errors.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { RedisConnections } from '../redis/connections.js';
+import type { Keys } from '../redis/keys.js';
+import { queueList, queues, type PayloadOf, type QueueDefinition, type QueueKey } from './definitions.js';
+
+export class PayloadError extends Error {
+  constructor(
+    readonly queue: string,
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${queue}: ${field}: ${message}`);
+    this.name = 'PayloadError';
+  }
+}
+
+/** The platform's default job options (attempts, jittered exponential backoff, retention). */
+export function defaultJobOptions(config: Pick<Config, 'queues'>): JobsOptions {
+  const q = config.queues;
+  return {
+    attempts: q.attempts,
+    backoff: { type: 'exponential', delay: q.backoffMs, jitter: q.backoffJitter },
+    removeOnComplete: { age: q.keepCompletedSeconds },
+    removeOnFail: { age: q.keepFailedSeconds },
+  };
+}
+
+export class QueueRegistry {
+  private readonly instances = new Map<string, Queue>();
+  private producer: RedisClient | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly deps: { config: Pick<Config, 'queues'>; connections: RedisConnections; keys: Keys },
+  ) {}
+
+  get prefix(): string {
+    return this.deps.keys.bullPrefix;
+  }
+
+  /** The one Redis connection shared by every Queue of this process (fails fast when Redis is down). */
+  private connection(): RedisClient {
+    this.producer ??= this.deps.connections.create('producer', 'queues');
+    return this.producer;
+  }
+
+  definition(key: QueueKey): QueueDefinition {
+    return queues[key];
+  }
+
+  /** The BullMQ Queue of a registered queue (created on first use). */
+  queue(key: QueueKey): Queue {
+    return this.byName(queues[key].name)!;
+  }
+
+  /** The Queue of a name, or undefined when no such queue is registered. */
+  byName(name: string): Queue | undefined {
+    const def = queueList.find((q) => q.name === name);
+    if (!def) return undefined;
+    let q = this.instances.get(name);
+    if (!q) {
+      q = new Queue(name, {
+        connection: this.connection(),
+        prefix: this.prefix,
+        defaultJobOptions: { ...defaultJobOptions(this.deps.config), ...def.jobOptions },
+      });
+      q.on('error', () => undefined); // surfaced by the operation that failed
+      this.instances.set(name, q);
+    }
+    return q;
+  }
+
+  /** Every registered queue (Bull Board, /api/queues, metrics). */
+  all(): Queue[] {
+    return queueList.map((d) => this.byName(d.name)!);
+  }
+
+  /** Validates a payload against the queue's schema; throws PayloadError naming the field. */
+  validate<K extends QueueKey>(key: K, data: unknown): PayloadOf<K> {
+    const def = queues[key];
+    const parsed = def.payload.safeParse(data);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new PayloadError(def.name, issue.path.join('.') || '(payload)', issue.message);
+    }
+    return parsed.data as PayloadOf<K>;
+  }
+
+  async add<K extends QueueKey>(key: K, name: string, data: PayloadOf<K>, opts?: JobsOptions): Promise<Job> {
+    const payload = this.validate(key, data);
+    return this.queue(key).add(name, payload, opts);
+  }
+
+  async addBulk<K extends QueueKey>(key: K, jobs: { name: string; data: PayloadOf<K>; opts?: JobsOptions }[]): Promise<Job[]> {
+    const checked = jobs.map((j) => ({ ...j, data: this.validate(key, j.data) }));
+    return this.queue(key).addBulk(checked);
+  }
+
+  close(): Promise<void> {
+    return (this.closing ??= Promise.all([...this.instances.values()].map((q) => q.close().catch(() => undefined))).then(
+      () => undefined,
+    ));
+  }
+}
+
+/** Maps a PayloadError to the HTTP error shape (400 naming the field). */
+export function payloadHttpError(err: PayloadError): HttpError {
+  return new HttpError(400, 'invalid_payload', err.message, err.field);
+}

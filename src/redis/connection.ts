@@ -1,0 +1,91 @@
+/**
+ * The one place Redis connections are made. Three kinds:
+ *
+ * - `bullmq`: for BullMQ Workers/QueueEvents; maxRetriesPerRequest null (BullMQ requires it), commands
+ *   wait across a Redis restart and the connection comes back by itself.
+ * - `producer`: for BullMQ Queues in request paths; no offline queue, so adding a job while Redis is
+ *   down fails fast and the caller can take its fallback path.
+ * - `command`: raw commands in request paths (pools, caches, blacklist); fail fast with a
+ *   command timeout, reconnect in the background.
+ *
+ * A target is one server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES).
+ */
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Config } from '../config/index.js';
+import type { RedisTarget } from '../services/provide-services.js';
+
+export type RedisClient = Redis | Cluster;
+export type ConnectionKind = 'bullmq' | 'producer' | 'command';
+
+export interface RedisConnectionOptions {
+  connectTimeoutMs: number;
+  commandTimeoutMs: number;
+}
+
+export function connectionOptions(config: Config): RedisConnectionOptions {
+  return { connectTimeoutMs: config.redis.connectTimeoutMs, commandTimeoutMs: config.redis.commandTimeoutMs };
+}
+
+const retryStrategy = (times: number) => Math.min(50 * 2 ** Math.min(times, 6), 2000);
+
+function optionsFor(kind: ConnectionKind, o: RedisConnectionOptions): RedisOptions {
+  const base: RedisOptions = {
+    connectTimeout: o.connectTimeoutMs,
+    retryStrategy,
+    lazyConnect: false,
+    // Reconnect on READONLY (failover to a replica that was promoted).
+    reconnectOnError: (err) => err.message.startsWith('READONLY'),
+  };
+  switch (kind) {
+    case 'bullmq':
+      return { ...base, maxRetriesPerRequest: null, enableReadyCheck: true };
+    case 'producer':
+      return { ...base, maxRetriesPerRequest: 1, enableOfflineQueue: false };
+    case 'command':
+      return { ...base, maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: o.commandTimeoutMs };
+  }
+}
+
+export function createRedisClient(target: RedisTarget, kind: ConnectionKind, o: RedisConnectionOptions, name?: string): RedisClient {
+  const options = { ...optionsFor(kind, o), ...(name ? { connectionName: name } : {}) };
+  if (target.kind === 'cluster') {
+    return new Cluster(target.nodes, {
+      redisOptions: options,
+      clusterRetryStrategy: retryStrategy,
+      enableOfflineQueue: options.enableOfflineQueue ?? true,
+      enableReadyCheck: true,
+      ...(kind === 'bullmq' ? {} : { maxRedirections: 16 }),
+    });
+  }
+  return new Redis(target.url, options);
+}
+
+/** Resolves once the client is ready (or rejects after `timeoutMs`). */
+export function waitForReady(client: RedisClient, timeoutMs = 10_000): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`Redis not ready after ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onReady = () => {
+      cleanup();
+      resolve();
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+    };
+    client.on('ready', onReady);
+  });
+}
+
+/** Closes a client: QUIT when connected, else disconnect. Never throws. */
+export async function closeRedis(client: RedisClient): Promise<void> {
+  try {
+    if (client.status === 'ready') await client.quit();
+    else client.disconnect();
+  } catch {
+    client.disconnect();
+  }
+}

@@ -1,0 +1,31 @@
+import type { PlatformContext, RoleHandle } from '../context.js';
+import { startClusterRole } from '../cluster/role.js';
+import { startCrawlerRole } from '../crawl/role.js';
+import { startFeedsRole } from '../feeds/role.js';
+import { startMessagesRole } from '../messages/role.js';
+import { startPipelineRole } from '../pipeline/role.js';
+import { startPoolsRole } from '../pools/role.js';
+import { startApiRole } from './api-role.js';
+
+/** Process roles, in start order (stopped in reverse: the API stops taking requests first). */
+export const ROLE_NAMES = ['cluster', 'feeds', 'crawler', 'pipeline', 'pools', 'messages', 'api'] as const;
+export type RoleName = (typeof ROLE_NAMES)[number];
+
+export const roleStarters: Record<RoleName, (ctx: PlatformContext) => Promise<RoleHandle>> = {
+  cluster: startClusterRole,
+  feeds: startFeedsRole,
+  crawler: startCrawlerRole,
+  pipeline: startPipelineRole,
+  pools: startPoolsRole,
+  messages: startMessagesRole,
+  api: startApiRole,
+};
+
+export function parseRoles(spec: string): RoleName[] {
+  const names = spec.split(',').map((s) => s.trim()).filter(Boolean);
+  if (names.includes('all')) return [...ROLE_NAMES];
+  for (const n of names) {
+    if (!(ROLE_NAMES as readonly string[]).includes(n)) throw new Error(`unknown role "${n}"; roles: ${ROLE_NAMES.join(', ')}, all`);
+  }
+  return ROLE_NAMES.filter((r) => names.includes(r));
+}

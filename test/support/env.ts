@@ -1,0 +1,33 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestDatabase } from './database.js';
+import type { TestRedis } from './redis.js';
+
+export const TEST_ADMIN = { username: 'admin', password: 'test-admin-password' };
+export const TEST_JWT_SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
+
+/** The environment of a platform under test: its own Redis, database and data dir. */
+export function testEnv(redis: Pick<TestRedis, 'url'>, db: TestDatabase, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    NODE_ENV: 'test',
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: 'wp',
+    DATABASE_URL: db.url,
+    DATABASE_POOL_SIZE: String(db.poolSize),
+    DATABASE_MIGRATE_ON_START: 'false',
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'wp-test-data-')),
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    LOG_PRETTY: 'false',
+    ADMIN_USERNAME: TEST_ADMIN.username,
+    ADMIN_PASSWORD: TEST_ADMIN.password,
+    JWT_SECRET: TEST_JWT_SECRET,
+    WORKER_SHUTDOWN_GRACE_MS: '5000',
+    HTTP_SHUTDOWN_GRACE_MS: '2000',
+    ...extra,
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * Platform processes for multi-process tests: `node --import tsx workers/run-role.ts <roles>`,
+ * each its own process with the given environment; stopped or killed by pid.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface PlatformProcess {
+  child: ChildProcess;
+  pid: number;
+  /** Everything the process printed. */
+  output(): string;
+  /** API URL printed at start, when the api role runs. */
+  apiUrl?: string;
+  signal(sig: NodeJS.Signals): void;
+  /** SIGTERM and wait for exit (SIGKILL after `timeoutMs`). */
+  stop(timeoutMs?: number): Promise<number | null>;
+  /** SIGKILL and wait. */
+  kill(): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+export async function spawnPlatform(roles: string, env: NodeJS.ProcessEnv, options: { startTimeoutMs?: number } = {}): Promise<PlatformProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'workers/run-role.ts'), roles], {
+    cwd: ROOT,
+    env: { ...env, LOG_PRETTY: 'false' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const started = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), options.startTimeoutMs ?? 60_000);
+    const check = () => {
+      if (out.includes('worker-platform started')) {
+        clearTimeout(timer);
+        resolve(true);
+      }
+    };
+    child.stdout!.on('data', check);
+    exited.then(() => {
+      clearTimeout(timer);
+      resolve(out.includes('worker-platform started'));
+    });
+  });
+  if (!started) {
+    child.kill('SIGKILL');
+    throw new Error(`platform process (${roles}) did not start:\n${out}`);
+  }
+  const apiUrl = /API\s+(http:\/\/\S+)\/api/.exec(out)?.[1];
+  return {
+    child,
+    pid: child.pid!,
+    output: () => out,
+    ...(apiUrl ? { apiUrl } : {}),
+    signal: (sig) => child.kill(sig),
+    exited,
+    async stop(timeoutMs = 20_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

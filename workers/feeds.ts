@@ -1,0 +1,4 @@
+/** The feeds role as its own process. */
+import { runProcess } from '../src/runtime/run.js';
+
+await runProcess(['feeds']);

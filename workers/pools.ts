@@ -1,0 +1,4 @@
+/** The pools role as its own process. */
+import { runProcess } from '../src/runtime/run.js';
+
+await runProcess(['pools']);
