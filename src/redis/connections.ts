@@ -16,8 +16,9 @@ export class RedisConnections {
     private readonly logger: Logger,
   ) {}
 
-  create(kind: ConnectionKind, name: string): RedisClient {
-    const client = createRedisClient(this.target, kind, this.options, name);
+  /** A new connection; `overrides` replace this process's default timeouts for it (a domain's own client settings). */
+  create(kind: ConnectionKind, name: string, overrides: Partial<RedisConnectionOptions> = {}): RedisClient {
+    const client = createRedisClient(this.target, kind, { ...this.options, ...overrides }, name);
     let down = false;
     client.on('error', (err: Error) => {
       if (!down) this.logger.warn({ connection: name, err: err.message }, 'redis connection error; reconnecting');

@@ -8,6 +8,7 @@ import { JobInspector } from '../../queues/job-inspector.js';
 import type { AnyRoute } from '../route.js';
 import { authRoutes } from './auth-routes.js';
 import { jobRoutes } from './job-routes.js';
+import { messageRoutesOf } from './message-routes.js';
 
 export interface RouteDeps {
   ctx: PlatformContext;
@@ -15,5 +16,5 @@ export interface RouteDeps {
 }
 
 export function allRoutes({ ctx, auth }: RouteDeps): AnyRoute[] {
-  return [...authRoutes(auth), ...jobRoutes(new JobInspector(ctx.queues))];
+  return [...authRoutes(auth), ...jobRoutes(new JobInspector(ctx.queues)), ...messageRoutesOf(ctx)];
 }

@@ -1,0 +1,68 @@
+/**
+ * The write path (reference 3.1, write-behind): accept a message, give it its place in the
+ * session (`seq`), append it to the session's cache list and make it durable.
+ *
+ *   1. seq and id are assigned and the cache MULTI is sent in one synchronous step, so one
+ *      process's appends reach the list in seq order (a session keeps its connection);
+ *   2. at the same time the message goes to the persist queue, or straight to the DB when the
+ *      queue cannot take it (PersistWriter);
+ *   3. a failed cache write is logged and does not fail the request; the session is handed to
+ *      the cache repair so the list gets the message once it is in the DB;
+ *   4. only when neither the queue nor the DB took the message does the request fail (503), and
+ *      the entry is taken back out of the list.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Counter } from 'prom-client';
+import { DependencyDownError } from '../errors.js';
+import type { Logger } from '../logging/logger.js';
+import type { AcceptedMessage, MessageRole } from '../queues/payloads/messages.js';
+import type { CacheRepair } from './cache-repair.js';
+import { entryOf, viewOf } from './message-entry.js';
+import type { MessageCache } from './message-cache.js';
+import type { Durability, PersistWriter } from './persist-writer.js';
+import type { SequenceClock } from './sequence-clock.js';
+
+export interface AppendDeps {
+  cache: MessageCache;
+  writer: PersistWriter;
+  repair: CacheRepair;
+  clock: SequenceClock;
+  logger: Logger;
+  cacheWriteFailures: Counter;
+}
+
+export interface AppendResult {
+  /** The message as the API returns it (JSON). */
+  entry: string;
+  durability: Durability;
+}
+
+export async function appendMessage(deps: AppendDeps, sessionId: string, role: MessageRole, content: string): Promise<AppendResult> {
+  const message: AcceptedMessage = {
+    messageId: randomUUID(),
+    sessionId,
+    seq: deps.clock.next(),
+    role,
+    content,
+    acceptedAt: new Date().toISOString(),
+  };
+  const entry = entryOf(viewOf(message));
+  const cached = deps.cache.append(sessionId, entry).then(
+    () => true,
+    (err: Error) => {
+      deps.cacheWriteFailures.inc();
+      deps.logger.warn({ sessionId, err: err.message }, 'message cache write failed; the message is persisted without it');
+      return false;
+    },
+  );
+
+  let durability: Durability;
+  try {
+    durability = await deps.writer.persist(message);
+  } catch (err) {
+    if (await cached) await deps.cache.remove(sessionId, entry).catch(() => undefined);
+    throw new DependencyDownError('database', 'the message could not be stored: neither the persist queue nor the database is available', { cause: err });
+  }
+  if (!(await cached)) deps.repair.track(sessionId, message.messageId);
+  return { entry, durability };
+}

@@ -1,0 +1,122 @@
+/**
+ * The session message cache in Redis (reference: message-cache-and-auth.md 2.1, 4): one list
+ * per session, `chat:session:{id}:messages`, oldest first, at most MESSAGE_CACHE_MAX_LEN
+ * entries, expiring MESSAGE_CACHE_TTL_SECONDS after the last write.
+ *
+ * Commands go over the message cache's own connections (MESSAGE_REDIS_POOL_SIZE, with their own
+ * connect and command timeouts). A session always uses the same connection, so the appends of one
+ * process reach Redis in the order their `seq` was assigned.
+ */
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { RedisScript } from '../redis/script.js';
+import { SESSION_START, entryOf, type MessageView } from './message-entry.js';
+
+/**
+ * Merges a session's list with a snapshot of its newest rows in the DB, so that no message held
+ * by either is lost: a message is in the DB or, until its persist job has run, in the list.
+ * Sorted by (seq, id), de-duplicated by id, the newest max-length kept.
+ */
+const MERGE_SCRIPT = new RedisScript(
+  'message-cache-merge',
+  `-- KEYS[1]  the session's list
+-- ARGV[1]  max length (LTRIM)          ARGV[2]  TTL in seconds
+-- ARGV[3]  '1' when the snapshot starts at the session's first message (the list gets the start marker)
+-- ARGV[4]  'fill': after a read miss; skipped when the list already answers every read (marker, or full)
+--          'repair': after a failed cache write; only when the list exists
+-- ARGV[5]  the start marker
+-- ARGV[6..] the snapshot, oldest first, as triples: seq, id, entry
+-- Returns the number of messages merged, -1 when a repair found no list, -2 when a fill was not needed.
+local key = KEYS[1]
+local maxLen = tonumber(ARGV[1])
+local marker = ARGV[5]
+local current = redis.call('LRANGE', key, 0, -1)
+if ARGV[4] == 'repair' and #current == 0 then return -1 end
+if ARGV[4] == 'fill' and (current[1] == marker or #current >= maxLen) then return -2 end
+local rows, seen = {}, {}
+for i = 6, #ARGV, 3 do
+  local id = ARGV[i + 1]
+  if not seen[id] then
+    seen[id] = true
+    rows[#rows + 1] = { tonumber(ARGV[i]), id, ARGV[i + 2] }
+  end
+end
+for _, entry in ipairs(current) do
+  if entry ~= marker then
+    local ok, m = pcall(cjson.decode, entry)
+    if ok and type(m) == 'table' and type(m.id) == 'string' and not seen[m.id] then
+      seen[m.id] = true
+      rows[#rows + 1] = { tonumber(m.seq) or 0, m.id, entry }
+    end
+  end
+end
+table.sort(rows, function(a, b)
+  if a[1] ~= b[1] then return a[1] < b[1] end
+  return a[2] < b[2]
+end)
+local out = {}
+if ARGV[3] == '1' then out[1] = marker end
+for i = math.max(1, #rows - maxLen + 1), #rows do out[#out + 1] = rows[i][3] end
+redis.call('DEL', key)
+for i = 1, #out, 1000 do redis.call('RPUSH', key, unpack(out, i, math.min(i + 999, #out))) end
+redis.call('LTRIM', key, -maxLen, -1)
+redis.call('EXPIRE', key, ARGV[2])
+return #rows`,
+);
+
+export interface MessageCacheSettings {
+  cacheMaxLen: number;
+  cacheTtlSeconds: number;
+}
+
+export type MergeMode = 'fill' | 'repair';
+
+export class MessageCache {
+  constructor(
+    private readonly clients: RedisClient[],
+    private readonly keys: Keys,
+    private readonly settings: MessageCacheSettings,
+  ) {
+    if (clients.length === 0) throw new Error('MessageCache needs at least one Redis connection');
+  }
+
+  /** The connection of a session (FNV-1a of its id). */
+  private clientFor(sessionId: string): RedisClient {
+    if (this.clients.length === 1) return this.clients[0]!;
+    let h = 0x811c9dc5;
+    for (let i = 0; i < sessionId.length; i++) h = Math.imul(h ^ sessionId.charCodeAt(i), 0x01000193);
+    return this.clients[(h >>> 0) % this.clients.length]!;
+  }
+
+  /** True once the connections were closed (the process is shutting down). */
+  get closed(): boolean {
+    return this.clients.every((c) => c.status === 'end');
+  }
+
+  /** RPUSH + EXPIRE + LTRIM in one MULTI (reference 4.1). Throws when any of them failed. */
+  async append(sessionId: string, entry: string): Promise<void> {
+    const key = this.keys.sessionMessages(sessionId);
+    const { cacheMaxLen, cacheTtlSeconds } = this.settings;
+    const results = await this.clientFor(sessionId).multi().rpush(key, entry).expire(key, cacheTtlSeconds).ltrim(key, -cacheMaxLen, -1).exec();
+    if (!results) throw new Error('cache MULTI was discarded');
+    for (const [err] of results) if (err) throw err;
+  }
+
+  /** The last `count` list elements (the start marker included when it is among them). */
+  read(sessionId: string, count: number): Promise<string[]> {
+    return this.clientFor(sessionId).lrange(this.keys.sessionMessages(sessionId), -count, -1);
+  }
+
+  /** Removes one entry (an append whose message could not be made durable). */
+  async remove(sessionId: string, entry: string): Promise<void> {
+    await this.clientFor(sessionId).lrem(this.keys.sessionMessages(sessionId), 1, entry);
+  }
+
+  /** Merges the list with a DB snapshot (oldest first); see MERGE_SCRIPT. */
+  merge(sessionId: string, snapshot: MessageView[], complete: boolean, mode: MergeMode): Promise<number> {
+    const { cacheMaxLen, cacheTtlSeconds } = this.settings;
+    const args: (string | number)[] = [cacheMaxLen, cacheTtlSeconds, complete ? '1' : '0', mode, SESSION_START];
+    for (const v of snapshot.slice(-cacheMaxLen)) args.push(String(v.seq), v.id, entryOf(v));
+    return MERGE_SCRIPT.run<number>(this.clientFor(sessionId), [this.keys.sessionMessages(sessionId)], args);
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The message cache as the API uses it: the write and read paths wired to the platform's Redis,
+ * queues and database. Built once per API process.
+ */
+import type { PlatformContext } from '../context.js';
+import type { MessageRole } from '../queues/payloads/messages.js';
+import { appendMessage, type AppendDeps, type AppendResult } from './append-message.js';
+import { CacheFill } from './cache-fill.js';
+import { CacheRepair } from './cache-repair.js';
+import { MessageCache } from './message-cache.js';
+import { MessageStore } from './message-store.js';
+import { PersistWriter } from './persist-writer.js';
+import { readMessages, type ReadDeps, type ReadResult } from './read-messages.js';
+import { SequenceClock } from './sequence-clock.js';
+
+export interface MessageService {
+  append(sessionId: string, role: MessageRole, content: string): Promise<AppendResult>;
+  read(sessionId: string, limit: number): Promise<ReadResult>;
+}
+
+export function createMessageService(ctx: PlatformContext): MessageService {
+  const s = ctx.config.messages;
+  const logger = ctx.logger.child({ domain: 'messages' });
+  const { metrics } = ctx;
+  const clients = Array.from({ length: s.redisPoolSize }, (_, i) =>
+    ctx.connections.create('command', `messages:${i}`, { connectTimeoutMs: s.redisConnectTimeoutMs, commandTimeoutMs: s.redisTimeoutMs }),
+  );
+  const cache = new MessageCache(clients, ctx.keys, s);
+  const store = new MessageStore(ctx.db);
+  const clock = new SequenceClock();
+  const repair = new CacheRepair({
+    cache,
+    store,
+    logger,
+    cacheMaxLen: s.cacheMaxLen,
+    intervalMs: s.repairIntervalMs,
+    repaired: metrics.counter('wp_message_cache_repairs_total', 'Session lists merged with the DB after a failed cache write.'),
+  });
+  const writer = new PersistWriter({
+    queues: ctx.queues,
+    store,
+    logger,
+    settings: s,
+    written: metrics.counter('wp_messages_accepted_total', 'Accepted messages by how they were made durable: queue (write-behind) or direct (DB, queue unavailable).', ['path']),
+  });
+  const appendDeps: AppendDeps = {
+    cache,
+    writer,
+    repair,
+    clock,
+    logger,
+    cacheWriteFailures: metrics.counter('wp_message_cache_write_failures_total', 'Cache MULTIs that failed (the message was persisted anyway).'),
+  };
+  const readDeps: ReadDeps = {
+    cache,
+    store,
+    repair,
+    clock,
+    cacheMaxLen: s.cacheMaxLen,
+    fill: new CacheFill({ cache, logger, filled: metrics.counter('wp_message_cache_fills_total', 'Background refills of a session list after a read miss, by outcome.', ['outcome']) }),
+    cacheReads: metrics.counter('wp_message_cache_reads_total', 'Message reads by cache outcome (hit, miss, error, repairing).', ['outcome']),
+  };
+  return {
+    append: (sessionId, role, content) => appendMessage(appendDeps, sessionId, role, content),
+    read: (sessionId, limit) => readMessages(readDeps, sessionId, limit),
+  };
+}

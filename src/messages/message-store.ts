@@ -1,0 +1,63 @@
+/**
+ * The chat_messages table: set-based, idempotent inserts and the reads of the read path.
+ * `message_id` is unique, so writing a message again (a re-delivered persist job, a direct write
+ * whose enqueue timed out but landed) stores it once. Order within a session is `seq`.
+ */
+import type { Database } from '../db/client.js';
+import type { AcceptedMessage } from '../queues/payloads/messages.js';
+import type { MessageView } from './message-entry.js';
+
+const INSERT = `
+INSERT INTO chat_messages (message_id, session_id, seq, role, content, accepted_at)
+SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::bigint[], $4::text[]::message_role[], $5::text[], $6::timestamptz[])
+ON CONFLICT (message_id) DO NOTHING`;
+
+export class MessageStore {
+  constructor(private readonly db: Database) {}
+
+  /** Inserts messages not stored yet, in one statement; returns how many were new. */
+  async insert(messages: AcceptedMessage[]): Promise<number> {
+    if (messages.length === 0) return 0;
+    const res = await this.db.pool.query(INSERT, [
+      messages.map((m) => m.messageId),
+      messages.map((m) => m.sessionId),
+      messages.map((m) => String(m.seq)),
+      messages.map((m) => m.role),
+      messages.map((m) => m.content),
+      messages.map((m) => m.acceptedAt),
+    ]);
+    return res.rowCount ?? 0;
+  }
+
+  /** The newest `count` messages of a session, oldest first. */
+  async latest(sessionId: string, count: number): Promise<MessageView[]> {
+    const rows = await this.db.prisma.chatMessage.findMany({
+      where: { sessionId },
+      orderBy: [{ seq: 'desc' }, { messageId: 'desc' }],
+      take: count,
+      select: { messageId: true, seq: true, role: true, content: true, acceptedAt: true },
+    });
+    return rows.reverse().map((r) => ({ id: r.messageId, seq: Number(r.seq), role: r.role, content: r.content, createdAt: r.acceptedAt.toISOString() }));
+  }
+
+  /** Which of these message ids are stored. */
+  async existing(messageIds: string[]): Promise<Set<string>> {
+    if (messageIds.length === 0) return new Set();
+    const res = await this.db.pool.query<{ message_id: string }>('SELECT message_id FROM chat_messages WHERE message_id = ANY($1::varchar[])', [messageIds]);
+    return new Set(res.rows.map((r) => r.message_id));
+  }
+}
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300']);
+
+/** True when the error says the database cannot be reached (as opposed to refusing the statement). */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return (
+    UNAVAILABLE_CODES.has(code) ||
+    code.startsWith('08') ||
+    /Connection terminated|connection error|timeout exceeded when trying to connect|Client was closed|Cannot use a pool after calling end/i.test(message)
+  );
+}

@@ -1,0 +1,59 @@
+/**
+ * The read path (reference 3.2, read-through): the session's list when it can answer (source
+ * "cache"); on a miss, a Redis error, or a session whose cache is being repaired, the DB
+ * (source "db"), after which the list is refilled in the background from the rows just read.
+ *
+ * Every answer moves the sequence clock past the newest message it returns, so a message written
+ * after a read sorts after everything the read showed.
+ */
+import type { Counter } from 'prom-client';
+import type { CacheFill } from './cache-fill.js';
+import type { CacheRepair } from './cache-repair.js';
+import { answerFromCache, entryOf, seqOfEntry } from './message-entry.js';
+import type { MessageCache } from './message-cache.js';
+import type { MessageStore } from './message-store.js';
+import type { SequenceClock } from './sequence-clock.js';
+
+export interface ReadDeps {
+  cache: MessageCache;
+  store: MessageStore;
+  fill: CacheFill;
+  repair: CacheRepair;
+  clock: SequenceClock;
+  cacheMaxLen: number;
+  cacheReads: Counter<'outcome'>;
+}
+
+export interface ReadResult {
+  source: 'cache' | 'db';
+  /** The newest `limit` messages, oldest first, as JSON entries. */
+  entries: string[];
+}
+
+export async function readMessages(deps: ReadDeps, sessionId: string, limit: number): Promise<ReadResult> {
+  const repairing = deps.repair.isTracked(sessionId);
+  if (!repairing) {
+    try {
+      const slice = await deps.cache.read(sessionId, Math.min(limit, deps.cacheMaxLen));
+      const hit = answerFromCache(slice, limit);
+      if (hit) {
+        deps.cacheReads.inc({ outcome: 'hit' });
+        const newest = hit.length ? seqOfEntry(hit[hit.length - 1]!) : undefined;
+        if (newest !== undefined) deps.clock.observe(newest);
+        return { source: 'cache', entries: hit };
+      }
+      deps.cacheReads.inc({ outcome: 'miss' });
+    } catch {
+      deps.cacheReads.inc({ outcome: 'error' });
+    }
+  } else {
+    deps.cacheReads.inc({ outcome: 'repairing' });
+  }
+
+  // Read enough to refill the whole list, not only what was asked for.
+  const want = Math.max(limit, deps.cacheMaxLen);
+  const rows = await deps.store.latest(sessionId, want);
+  if (rows.length) deps.clock.observe(rows[rows.length - 1]!.seq);
+  if (!repairing) deps.fill.schedule(sessionId, rows, rows.length < want);
+  return { source: 'db', entries: rows.slice(-limit).map(entryOf) };
+}

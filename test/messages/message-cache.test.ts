@@ -1,0 +1,206 @@
+/**
+ * The session message cache through the API, with the persist worker running (roles messages +
+ * api, one process, PGlite):
+ * - 1,000 messages in one session: the list holds the newest 200 with a TTL, the DB all 1,000 in
+ *   the order they were sent; a read after the key is deleted or expires comes from the DB and
+ *   the next one from the cache;
+ * - a list re-created by a write after its key vanished is completed from the DB, not served short;
+ * - a persist job delivered twice (or after a direct write) stores each message once;
+ * - bad input is a 400 naming the field and nothing is cached, queued or stored.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AcceptedMessage } from '../../src/queues/payloads/messages.js';
+import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { waitFor } from '../support/wait.js';
+
+interface Message {
+  id: string;
+  seq: number;
+  role: string;
+  content: string;
+  createdAt: string;
+}
+
+describe('session message cache', () => {
+  let t: TestPlatform;
+
+  beforeAll(async () => {
+    t = await startTestPlatform({ roles: ['messages', 'api'] });
+  });
+  afterAll(() => t?.stop());
+
+  const key = (session: string) => t.platform.ctx.keys.sessionMessages(session);
+  const redis = () => t.platform.ctx.redis;
+  const dbRows = async (session: string) =>
+    (
+      await t.platform.ctx.db.pool.query<{ message_id: string; seq: string; content: string; role: string }>(
+        'SELECT message_id, seq::text, content, role::text FROM chat_messages WHERE session_id = $1 ORDER BY seq',
+        [session],
+      )
+    ).rows;
+  const read = async (session: string, limit?: number) => {
+    const res = await t.api.get<{ messages: Message[]; source: string }>(`/api/sessions/${session}/messages${limit ? `?limit=${limit}` : ''}`);
+    expect(res.status).toBe(200);
+    return res.body;
+  };
+  const post = async (session: string, content: string, role = 'user') => {
+    const res = await t.api.post<Message>(`/api/sessions/${session}/messages`, { role, content });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body;
+  };
+
+  it('1,000 messages: the cache holds the newest 200 with a TTL, the DB all of them in order, and reads fall back and refill', async () => {
+    const session = `s-${randomUUID()}`;
+    const sent: Message[] = [];
+    for (let i = 0; i < 1000; i++) sent.push(await post(session, `message ${i}`, i % 2 ? 'assistant' : 'user'));
+    expect(sent[0]).toMatchObject({ role: 'user', content: 'message 0' });
+    for (let i = 1; i < sent.length; i++) expect(sent[i]!.seq).toBeGreaterThan(sent[i - 1]!.seq);
+
+    // The cache: the newest 200, oldest first, expiring within 24 h.
+    expect(await redis().llen(key(session))).toBe(200);
+    const ttl = await redis().ttl(key(session));
+    expect(ttl).toBeGreaterThan(86400 - 120);
+    expect(ttl).toBeLessThanOrEqual(86400);
+    const cached = (await redis().lrange(key(session), 0, -1)).map((e) => JSON.parse(e) as Message);
+    expect(cached).toEqual(sent.slice(-200));
+
+    // The DB: all 1,000, once each, in the order they were sent.
+    await waitFor(async () => (await dbRows(session)).length === 1000, { timeoutMs: 60_000, message: 'not all messages persisted' });
+    const rows = await dbRows(session);
+    expect(rows.map((r) => r.message_id)).toEqual(sent.map((m) => m.id));
+    expect(rows.map((r) => r.content)).toEqual(sent.map((m) => m.content));
+    expect(rows.map((r) => Number(r.seq))).toEqual(sent.map((m) => m.seq));
+
+    // Reads: from the cache while it holds enough; beyond what it holds, from the DB.
+    const fromCache = await read(session, 200);
+    expect(fromCache.source).toBe('cache');
+    expect(fromCache.messages).toEqual(sent.slice(-200));
+    const deeper = await read(session, 1000);
+    expect(deeper.source).toBe('db');
+    expect(deeper.messages).toEqual(sent);
+    expect((await read(session)).messages).toEqual(sent.slice(-50)); // default limit 50
+
+    // Key deleted: the next read comes from the DB and refills the list; the one after from the cache.
+    await redis().del(key(session));
+    const afterDelete = await read(session, 50);
+    expect(afterDelete).toEqual({ source: 'db', messages: sent.slice(-50) });
+    await waitFor(async () => (await read(session, 50)).source === 'cache', { message: 'list not refilled after delete' });
+    expect((await read(session, 200)).messages).toEqual(sent.slice(-200));
+    expect(await redis().llen(key(session))).toBe(200);
+    expect(await redis().ttl(key(session))).toBeGreaterThan(86400 - 120);
+
+    // Key expired: the same.
+    await redis().pexpire(key(session), 1);
+    await waitFor(async () => (await redis().exists(key(session))) === 0, { message: 'key did not expire' });
+    const afterExpiry = await read(session, 10);
+    expect(afterExpiry).toEqual({ source: 'db', messages: sent.slice(-10) });
+    await waitFor(async () => (await read(session, 10)).source === 'cache', { message: 'list not refilled after expiry' });
+    expect((await read(session, 10)).messages).toEqual(sent.slice(-10));
+  });
+
+  it('serves a short session whole from the cache once filled, and a write after the key vanished does not make it look short', async () => {
+    const session = `s-${randomUUID()}`;
+    const first = [await post(session, 'one'), await post(session, 'two', 'assistant'), await post(session, 'three')];
+    await waitFor(async () => (await dbRows(session)).length === 3, { message: 'not persisted' });
+
+    // Written before any read: the list is a suffix of unknown start, so a read for more than it holds asks the DB.
+    expect((await read(session, 50)).source).toBe('db');
+    await waitFor(async () => (await read(session, 50)).source === 'cache', { message: 'not refilled' });
+    expect((await read(session, 50)).messages).toEqual(first);
+
+    // The key vanishes, then a new message re-creates the list with only itself in it.
+    await redis().del(key(session));
+    const fourth = await post(session, 'four');
+    expect(await redis().llen(key(session))).toBe(1);
+    const served = await read(session, 50);
+    expect(served.source).toBe('db'); // one cached message cannot answer a read of 50
+    await waitFor(async () => (await read(session, 50)).source === 'cache', { message: 'not completed from the DB' });
+    expect((await read(session, 50)).messages).toEqual([...first, fourth]);
+    expect((await read(session, 1)).messages).toEqual([fourth]);
+
+    // An empty session answers from the DB with nothing, then from the cache with nothing.
+    const empty = `s-${randomUUID()}`;
+    expect(await read(empty)).toEqual({ source: 'db', messages: [] });
+    await waitFor(async () => (await read(empty)).source === 'cache', { message: 'empty session not cached' });
+    expect((await read(empty)).messages).toEqual([]);
+  });
+
+  it('stores a message once when its persist job is delivered twice, or after a direct write', async () => {
+    const session = `s-${randomUUID()}`;
+    const message = (n: number): AcceptedMessage => ({
+      messageId: randomUUID(),
+      sessionId: session,
+      seq: 1_800_000_000_000_000 + n,
+      role: 'user',
+      content: `redelivered ${n}`,
+      acceptedAt: new Date().toISOString(),
+    });
+    const [a, b, c] = [message(1), message(2), message(3)];
+    const { queues } = t.platform.ctx;
+    const jobs = [
+      await queues.add('messagePersist', 'persist', { messages: [a!] }),
+      await queues.add('messagePersist', 'persist', { messages: [a!] }),
+      await queues.add('messagePersist', 'persist', { messages: [a!, b!] }),
+    ];
+    for (const job of jobs) await waitFor(async () => (await job.getState()) === 'completed', { message: `job ${job.id} not completed` });
+
+    // A message the API wrote straight to the DB, then delivered by a job too.
+    await t.platform.ctx.db.pool.query(
+      `INSERT INTO chat_messages (message_id, session_id, seq, role, content, accepted_at) VALUES ($1, $2, $3, 'user', $4, now())`,
+      [c!.messageId, session, c!.seq, c!.content],
+    );
+    const late = await queues.add('messagePersist', 'persist', { messages: [c!, a!] });
+    await waitFor(async () => (await late.getState()) === 'completed', { message: 'late job not completed' });
+
+    const rows = await dbRows(session);
+    expect(rows.map((r) => r.content)).toEqual(['redelivered 1', 'redelivered 2', 'redelivered 3']);
+  });
+
+  it('answers bad input with a 400 naming the field, and caches, queues and stores nothing', async () => {
+    const session = `s-${randomUUID()}`;
+    const accepted = async () => {
+      const metrics = await t.platform.ctx.metrics.registry.getSingleMetricAsString('wp_messages_accepted_total');
+      return metrics.split('\n').filter((l) => !l.startsWith('#')).join('\n');
+    };
+    const before = await accepted();
+    const cases: [string, unknown, string][] = [
+      ['empty content', { role: 'user', content: '' }, 'content'],
+      ['blank content', { role: 'user', content: ' \n\t ' }, 'content'],
+      ['missing content', { role: 'user' }, 'content'],
+      ['content not a string', { role: 'user', content: 42 }, 'content'],
+      ['content over the size limit (bytes, not characters)', { role: 'user', content: 'é'.repeat(40_000) }, 'content'],
+      ['content with a NUL character', { role: 'user', content: 'a\u0000b' }, 'content'],
+      ['unknown role', { role: 'robot', content: 'hi' }, 'role'],
+      ['missing role', { content: 'hi' }, 'role'],
+      ['unknown field', { role: 'user', content: 'hi', pinned: true }, 'pinned'],
+    ];
+    for (const [name, body, field] of cases) {
+      const res = await t.api.post(`/api/sessions/${session}/messages`, body);
+      expect(res.status, name).toBe(400);
+      expect(res.body.error.field, name).toBe(field);
+    }
+    for (const bad of ['bad%7Bid%7D', 'has.dot', 'x'.repeat(129), '%20']) {
+      const post = await t.api.post(`/api/sessions/${bad}/messages`, { role: 'user', content: 'hi' });
+      expect(post.status, bad).toBe(400);
+      expect(post.body.error.field, bad).toBe('sessionId');
+      const get = await t.api.get(`/api/sessions/${bad}/messages`);
+      expect(get.status, bad).toBe(400);
+      expect(get.body.error.field, bad).toBe('sessionId');
+    }
+    for (const limit of ['0', '1001', 'abc', '2.5']) {
+      const res = await t.api.get(`/api/sessions/${session}/messages?limit=${limit}`);
+      expect(res.status, limit).toBe(400);
+      expect(res.body.error.field, limit).toBe('limit');
+    }
+    expect((await t.api.withToken(undefined).post(`/api/sessions/${session}/messages`, { role: 'user', content: 'hi' })).status).toBe(401);
+    expect((await t.api.withToken(undefined).get(`/api/sessions/${session}/messages`)).status).toBe(401);
+
+    expect(await redis().exists(key(session))).toBe(0);
+    expect(await dbRows(session)).toEqual([]);
+    expect(await accepted()).toBe(before);
+    // The largest allowed content is accepted.
+    const largest = await post(session, 'x'.repeat(t.platform.ctx.config.messages.maxContentBytes));
+    expect(largest.content).toHaveLength(65536);
+  });
+});
