@@ -1,0 +1,27 @@
+/** Builds the pools' collaborators from the platform context (one set per process and role). */
+import type { PlatformContext } from '../context.js';
+import { poolMetrics, type PoolMetrics } from './pool-metrics.js';
+import { PoolLists } from './pool-lists.js';
+import { PoolRows } from './pool-rows.js';
+import { PoolTriggers } from './pool-triggers.js';
+
+export interface PoolDeps {
+  lists: PoolLists;
+  rows: PoolRows;
+  triggers: PoolTriggers;
+  settings: PlatformContext['config']['pools'];
+  metrics: PoolMetrics;
+  logger: PlatformContext['logger'];
+}
+
+export function createPoolDeps(ctx: PlatformContext, component: string): PoolDeps {
+  const logger = ctx.logger.child({ component });
+  return {
+    lists: new PoolLists(ctx.redis, ctx.keys),
+    rows: new PoolRows(ctx.db.pool),
+    triggers: new PoolTriggers(ctx.queues, logger, ctx.config.pools.triggerIntervalMs),
+    settings: ctx.config.pools,
+    metrics: poolMetrics(ctx.metrics),
+    logger,
+  };
+}

@@ -1,0 +1,62 @@
+/** Shared helpers of the pool tests: import rows, pop until empty, read the serving order. */
+import { expect } from 'vitest';
+import type { ApiClient } from '../support/http-client.js';
+
+export interface Served {
+  id: number;
+  text: string;
+  source: 'pool' | 'db';
+}
+
+/** Imports `count` rows of one batch; texts are `<prefix>-<batch>-<n>`. */
+export async function importBatch(api: ApiClient, type: string, groupId: number, batchId: number, count: number, prefix = 't'): Promise<void> {
+  const items = Array.from({ length: count }, (_, n) => ({ text: `${prefix}-${batchId}-${n}`, batchId }));
+  const res = await api.post(`/api/pools/${type}/${groupId}/items`, { items });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  expect(res.body).toEqual({ inserted: count });
+}
+
+/** One pop; undefined on 404 pool_empty. */
+export async function popOne(api: ApiClient, type: string, groupId: number): Promise<Served | undefined> {
+  const res = await api.post(`/api/pools/${type}/${groupId}/pop`);
+  if (res.status === 404) {
+    expect(res.body.error.code).toBe('pool_empty');
+    return undefined;
+  }
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as Served;
+}
+
+export async function popMany(api: ApiClient, type: string, groupId: number, count: number): Promise<Served[]> {
+  const res = await api.post(`/api/pools/${type}/${groupId}/pop-many`, { count });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body.items.length).toBeLessThanOrEqual(count);
+  return res.body.items as Served[];
+}
+
+/** The batch of a row from its text (`<prefix>-<batch>-<n>`). */
+export const batchOf = (s: Served) => Number(s.text.split('-').at(-2));
+
+/** True when the stream is in serving order: batch_id DESC, then id ASC. */
+export function inServingOrder(stream: Served[]): boolean {
+  for (let i = 1; i < stream.length; i++) {
+    const a = stream[i - 1]!;
+    const b = stream[i]!;
+    const ok = batchOf(a) > batchOf(b) || (batchOf(a) === batchOf(b) && a.id < b.id);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+export function duplicates(ids: number[]): number[] {
+  const seen = new Set<number>();
+  const dup = new Set<number>();
+  for (const id of ids) (seen.has(id) ? dup : seen).add(id);
+  return [...dup];
+}
+
+export async function poolOverview(api: ApiClient, type: string, groupId: number) {
+  const res = await api.get('/api/pools');
+  expect(res.status).toBe(200);
+  return (res.body.pools as any[]).find((p) => p.type === type && p.groupId === groupId);
+}
