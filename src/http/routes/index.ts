@@ -9,6 +9,7 @@ import type { AnyRoute } from '../route.js';
 import { authRoutes } from './auth-routes.js';
 import { jobRoutes } from './job-routes.js';
 import { messageRoutesOf } from './message-routes.js';
+import { poolRoutes } from './pool-routes.js';
 
 export interface RouteDeps {
   ctx: PlatformContext;
@@ -16,5 +17,5 @@ export interface RouteDeps {
 }
 
 export function allRoutes({ ctx, auth }: RouteDeps): AnyRoute[] {
-  return [...authRoutes(auth), ...jobRoutes(new JobInspector(ctx.queues)), ...messageRoutesOf(ctx)];
+  return [...authRoutes(auth), ...jobRoutes(new JobInspector(ctx.queues)), ...poolRoutes(ctx), ...messageRoutesOf(ctx)];
 }
