@@ -30,6 +30,13 @@ export function createKeys(prefix: string) {
     proxyBreaker: () => `${p}:crawl:{proxy}:breaker`,
     leaderboardCache: (type: string, hours: number) => `${p}:cache:{leaderboard}:${type}:${hours}`,
     ipDetailCache: (ipId: number | string) => `${p}:cache:ip:{${ipId}}`,
+    /** Bumped on every invalidation of one IP's detail cache; a fill only lands if it is unchanged. */
+    ipDetailCacheVersion: (ipId: number | string) => `${p}:cache:ip:{${ipId}}:version`,
+    /** Same for the leaderboards; the index lists every filled leaderboard key (same slot). */
+    leaderboardCacheVersion: () => `${p}:cache:{leaderboard}:version`,
+    leaderboardCacheIndex: () => `${p}:cache:{leaderboard}:keys`,
+    /** Hash ipId → task id of the IP's current crawl chain link (pending, running, or its result in the pipeline). */
+    crawlChain: () => `${p}:sched:{crawl}:chain`,
 
     // pools
     pool: (type: PoolType, groupId: number) => `${p}:pool:{${type}:${groupId}}`,

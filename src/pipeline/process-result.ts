@@ -1,0 +1,132 @@
+/**
+ * The result pipeline: one crawl result through every step (reference: marketplace-crawler.md 4).
+ *
+ *   1. idempotency   a task id already in processed_results skips straight to step 5's replay
+ *   2. state machine item hashes read in one round trip per 500, transitions computed (pure)
+ *   3. persist       one DB transaction: processed_results row, snapshots, hourly stats,
+ *      4. alerts     alerts and                                    (persist-result.ts)
+ *      5. weight     the IP's new weight, interval, lastCrawledAt and nextCrawlAt
+ *   then, outside the transaction and safe to repeat:
+ *      item hashes written (replay-safe script), next crawl scheduled (closed loop: the chain
+ *      advances from this task to its derived successor), and
+ *   6. caches        IP detail and leaderboards invalidated.
+ *
+ * Crash anywhere (even SIGKILL between the commit and the acknowledgement): the re-delivered
+ * result finds its processed_results row, so nothing is counted twice, and it replays the steps
+ * after the commit, each of which is idempotent. A crash before the commit leaves nothing
+ * behind: the Redis hashes are written only after it, so the re-run sees the same old states
+ * and computes the same transitions.
+ */
+import type { Database } from '../db/client.js';
+import type { Logger } from '../logging/logger.js';
+import type { CrawlResultPayload } from '../queues/payloads/crawl.js';
+import { type AlertCandidate } from './alert-rules.js';
+import type { ItemStateStore } from './item-state-store.js';
+import { persistResult, type PersistRules } from './persist-result.js';
+import type { PipelineCaches } from './pipeline-caches.js';
+import type { CrawlScheduler } from './scheduling/crawl-scheduler.js';
+import { dedupeItems, summarize, transition, type TransitionCounts } from './state-machine.js';
+
+export interface ResultOutcome {
+  taskId: string;
+  ipId: number;
+  /** processed: counted now; duplicate: counted before (only the idempotent steps ran again); skipped: the IP is gone. */
+  status: 'processed' | 'duplicate' | 'skipped';
+  items: number;
+  inflow?: number;
+  outflow?: number;
+  transitions?: TransitionCounts;
+  alerts?: AlertCandidate['rule'][];
+  weight?: number;
+  intervalSeconds?: number;
+  nextCrawlAt?: string | null;
+  nextTaskId?: string | null;
+}
+
+export interface ResultPipelineDeps {
+  db: Database;
+  states: ItemStateStore;
+  scheduler: CrawlScheduler;
+  caches: PipelineCaches;
+  rules: PersistRules;
+  logger: Logger;
+  /** Called with each outcome (metrics). */
+  onOutcome?: (outcome: ResultOutcome) => void;
+}
+
+export class ResultPipeline {
+  constructor(private readonly deps: ResultPipelineDeps) {}
+
+  async process(result: CrawlResultPayload): Promise<ResultOutcome> {
+    const outcome = await this.run(result);
+    this.deps.onOutcome?.(outcome);
+    return outcome;
+  }
+
+  private async run(result: CrawlResultPayload): Promise<ResultOutcome> {
+    const { db, states, scheduler, caches } = this.deps;
+    const { taskId, ipId } = result;
+    const crawledAt = Date.parse(result.crawledAt);
+    const items = dedupeItems(result.items);
+
+    const seenBefore = await db.prisma.processedResult.findUnique({ where: { taskId }, select: { taskId: true } });
+    if (!seenBefore) {
+      const stored = await states.read(ipId, items);
+      const entries = items.map((item, i) => ({ item, transition: transition(stored[i] ?? null, item, crawledAt) }));
+      const summary = summarize(entries);
+      const persisted = await persistResult(db.pool, { taskId, ipId, crawledAt, items: entries, summary }, this.deps.rules);
+
+      if (persisted.kind === 'ip_missing') {
+        await scheduler.chain.release(ipId, taskId);
+        return { taskId, ipId, status: 'skipped', items: items.length };
+      }
+      if (persisted.kind === 'persisted') {
+        const { ip } = persisted;
+        await states.write(ipId, items, crawledAt);
+        const next = ip.active && ip.nextCrawlAt ? await scheduler.advance(ip, taskId, ip.nextCrawlAt.getTime()) : undefined;
+        await caches.invalidateAfterResult(ipId);
+        return {
+          taskId,
+          ipId,
+          status: 'processed',
+          items: items.length,
+          inflow: summary.inflow,
+          outflow: summary.outflow,
+          transitions: summary.counts,
+          alerts: persisted.alerts.map((a) => a.rule),
+          weight: ip.weight,
+          intervalSeconds: ip.intervalSeconds,
+          nextCrawlAt: ip.nextCrawlAt?.toISOString() ?? null,
+          nextTaskId: next && next.kind !== 'none' && next.kind !== 'stale' ? next.next : null,
+        };
+      }
+      // 'duplicate': another delivery committed it while we computed; replay like below.
+    }
+    return this.replay(result, items.length);
+  }
+
+  /** The idempotent steps after the commit, for a result whose effects are already persisted. */
+  private async replay(result: CrawlResultPayload, itemCount: number): Promise<ResultOutcome> {
+    const { db, states, scheduler, caches } = this.deps;
+    const { taskId, ipId } = result;
+    const ip = await db.prisma.ip.findUnique({ where: { id: ipId } });
+    if (!ip) {
+      await scheduler.chain.release(ipId, taskId);
+      return { taskId, ipId, status: 'skipped', items: itemCount };
+    }
+    await states.write(ipId, dedupeItems(result.items), Date.parse(result.crawledAt));
+    const next = ip.active && ip.nextCrawlAt ? await scheduler.advance(ip, taskId, ip.nextCrawlAt.getTime()) : undefined;
+    await caches.invalidateAfterResult(ipId);
+    this.deps.logger.info({ taskId, ipId }, 'crawl result delivered again; counted once, follow-up steps replayed');
+    return {
+      taskId,
+      ipId,
+      status: 'duplicate',
+      items: itemCount,
+      weight: ip.weight,
+      intervalSeconds: ip.intervalSeconds,
+      nextCrawlAt: ip.nextCrawlAt?.toISOString() ?? null,
+      nextTaskId: next && next.kind !== 'none' && next.kind !== 'stale' ? next.next : null,
+    };
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * Scheduling operations on IPs' crawl chains, used by the API (create, trigger, update,
+ * delete), the pipeline (closed loop), the failure listener and reconciliation.
+ *
+ * A pending crawl is a BullMQ job on queue `crawl` whose id is the task id (delayed until due;
+ * the delayed set replaces the reference's schedule ZSET and its precise sleep). Which task holds
+ * an IP's chain is kept in CrawlChain; only the holder's job may exist, so each active IP has
+ * exactly one crawl pending or running, whatever mix of triggers, retries and restarts.
+ */
+import type { Job, Queue } from 'bullmq';
+import type { Database } from '../../db/client.js';
+import type { Logger } from '../../logging/logger.js';
+import type { QueueRegistry } from '../../queues/registry.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Keys } from '../../redis/keys.js';
+import type { PipelineSettings } from '../settings.js';
+import { CrawlChain, type AdvanceOutcome } from './crawl-chain.js';
+import { newTaskId, nextTaskId, resultJobId } from './task-ids.js';
+
+export interface SchedulableIp {
+  id: number;
+  keyword: string;
+}
+
+export type JobState = Awaited<ReturnType<Queue['getJobState']>>;
+
+const PENDING: readonly string[] = ['delayed', 'waiting', 'prioritized', 'waiting-children'];
+const IN_FLIGHT: readonly string[] = [...PENDING, 'active'];
+
+/** Where the chain link of a task stands. */
+export type LinkState =
+  | 'pending' // crawl job delayed / waiting / prioritized
+  | 'running' // crawl job active
+  | 'in_pipeline' // crawl done, its result waiting for or in the pipeline
+  | 'finished' // crawl and result both done (or failed): the chain should have moved on
+  | 'missing'; // no crawl job, no result: the job was never added (crash) or was deleted
+
+export type CrawlNowStatus = 'queued' | 'moved_forward' | 'already_queued' | 'running';
+
+export interface SchedulerDeps {
+  queues: QueueRegistry;
+  redis: RedisClient;
+  keys: Keys;
+  db: Database;
+  settings: PipelineSettings;
+  logger: Logger;
+}
+
+export class CrawlScheduler {
+  readonly chain: CrawlChain;
+
+  constructor(private readonly deps: SchedulerDeps) {
+    this.chain = new CrawlChain(deps.redis, deps.keys);
+  }
+
+  get queue(): Queue {
+    return this.deps.queues.queue('crawl');
+  }
+
+  /** Adds the crawl job of a chain link (a no-op when a job with this id exists). */
+  async addCrawlJob(ip: SchedulableIp, taskId: string, dueAt: number): Promise<void> {
+    const { pagesOnSale, pagesSold } = this.deps.settings;
+    await this.deps.queues.add(
+      'crawl',
+      'crawl',
+      { ipId: ip.id, keyword: ip.keyword, taskId, pagesOnSale, pagesSold },
+      { jobId: taskId, delay: Math.max(0, Math.round(dueAt - Date.now())) },
+    );
+  }
+
+  /**
+   * Gives every IP without a chain its first crawl at its due time. IPs that already have one
+   * keep it. Returns the IPs newly scheduled, with their task ids.
+   */
+  async scheduleMany(ips: readonly (SchedulableIp & { dueAt: number })[]): Promise<Map<number, string>> {
+    const claimed = new Map<number, string>();
+    const chunk = 1000;
+    for (let i = 0; i < ips.length; i += chunk) {
+      const part = ips.slice(i, i + chunk);
+      const result = await this.chain.claim(part.map((ip) => ({ ipId: ip.id, taskId: newTaskId(ip.id) })));
+      const jobs = part.flatMap((ip) => {
+        const r = result.get(ip.id)!;
+        if (!r.claimed) return [];
+        claimed.set(ip.id, r.taskId);
+        const { pagesOnSale, pagesSold } = this.deps.settings;
+        return [{
+          name: 'crawl',
+          data: { ipId: ip.id, keyword: ip.keyword, taskId: r.taskId, pagesOnSale, pagesSold },
+          opts: { jobId: r.taskId, delay: Math.max(0, Math.round(ip.dueAt - Date.now())) },
+        }];
+      });
+      if (jobs.length) await this.deps.queues.addBulk('crawl', jobs);
+    }
+    if (claimed.size) await this.recordNextCrawl(ips.filter((ip) => claimed.has(ip.id)).map((ip) => ({ ipId: ip.id, dueAt: ip.dueAt })));
+    return claimed;
+  }
+
+  /**
+   * Closed loop: task `from` of this IP is over (result processed, or the crawl failed for
+   * good); its successor is scheduled at `dueAt`. Idempotent per `from`.
+   */
+  async advance(ip: SchedulableIp, from: string, dueAt: number): Promise<AdvanceOutcome & { next: string }> {
+    const next = nextTaskId(ip.id, from);
+    const outcome = await this.chain.advance(ip.id, from, next);
+    if (outcome.kind === 'advanced') {
+      await this.addCrawlJob(ip, next, dueAt);
+      // A result can outrun its own crawl job's bookkeeping (a crawler that re-runs a stalled
+      // job whose result is already in): a still-pending `from` would be a second crawl.
+      await this.removeIfPending(from);
+    } else if (outcome.kind === 'already') {
+      // A previous run moved the chain on and may have died before adding the job.
+      if ((await this.linkState(next)) === 'missing') await this.addCrawlJob(ip, next, dueAt);
+    }
+    return { ...outcome, next };
+  }
+
+  /** Where the chain link of `taskId` stands, from the crawl job, its result job and the DB. */
+  async linkState(taskId: string): Promise<LinkState> {
+    const state = await this.queue.getJobState(taskId);
+    if (PENDING.includes(state)) return 'pending';
+    if (state === 'active') return 'running';
+    if (state === 'failed') return 'finished';
+    const resultState = await this.deps.queues.queue('crawlResult').getJobState(resultJobId(taskId));
+    if (IN_FLIGHT.includes(resultState)) return 'in_pipeline';
+    if (state === 'completed' || resultState === 'completed' || resultState === 'failed') return 'finished';
+    const processed = await this.deps.db.prisma.processedResult.findUnique({ where: { taskId }, select: { taskId: true } });
+    return processed ? 'finished' : 'missing';
+  }
+
+  /**
+   * Makes the chain of an active IP whole again: a link whose job went missing is re-added
+   * under the same id; a finished link (its failure or result event was missed) is advanced.
+   * Returns what was done.
+   */
+  async repair(ip: SchedulableIp, taskId: string, dueAt: number): Promise<'ok' | 're-added' | 'advanced'> {
+    const state = await this.linkState(taskId);
+    if (state === 'missing') {
+      if ((await this.chain.current(ip.id)) !== taskId) return 'ok';
+      await this.addCrawlJob(ip, taskId, dueAt);
+      await this.recordNextCrawl([{ ipId: ip.id, dueAt }]);
+      return 're-added';
+    }
+    if (state === 'finished') {
+      const r = await this.advance(ip, taskId, dueAt);
+      if (r.kind === 'advanced') await this.recordNextCrawl([{ ipId: ip.id, dueAt }]);
+      return r.kind === 'advanced' ? 'advanced' : 'ok';
+    }
+    return 'ok';
+  }
+
+  /**
+   * Manual trigger: the IP's pending crawl is moved forward to now; a crawl that is already
+   * waiting or running is reused. Never adds a second crawl.
+   */
+  async crawlNow(ip: SchedulableIp): Promise<{ taskId: string; status: CrawlNowStatus }> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const taskId = await this.chain.current(ip.id);
+      if (!taskId) {
+        const claimed = (await this.chain.claim([{ ipId: ip.id, taskId: newTaskId(ip.id) }])).get(ip.id)!;
+        if (!claimed.claimed) continue;
+        await this.addCrawlJob(ip, claimed.taskId, Date.now());
+        return { taskId: claimed.taskId, status: 'queued' };
+      }
+      const state = await this.queue.getJobState(taskId);
+      if (state === 'delayed') {
+        const job = await this.queue.getJob(taskId);
+        const moved = await job?.promote().then(() => true, () => false);
+        if (moved) return { taskId, status: 'moved_forward' };
+        continue; // it was promoted or taken meanwhile: look again
+      }
+      if (state === 'waiting' || state === 'prioritized' || state === 'waiting-children') return { taskId, status: 'already_queued' };
+      if (state === 'active') return { taskId, status: 'running' };
+      const link = await this.linkState(taskId);
+      if (link === 'in_pipeline') return { taskId, status: 'running' };
+      if (link === 'missing') {
+        await this.addCrawlJob(ip, taskId, Date.now());
+        return { taskId, status: 'queued' };
+      }
+      if (link === 'finished') await this.advance(ip, taskId, Date.now());
+    }
+    throw new Error(`could not settle the crawl chain of IP ${ip.id}`);
+  }
+
+  /** Stops an IP's crawls: its chain entry goes, and its pending job with it (a running one finishes, unscheduled). */
+  async unschedule(ipId: number): Promise<string | undefined> {
+    const taskId = await this.chain.release(ipId);
+    if (taskId) await this.removeIfPending(taskId);
+    return taskId;
+  }
+
+  /** Removes a crawl job if it is still pending (never an active one). */
+  async removeIfPending(taskId: string): Promise<boolean> {
+    const state = await this.queue.getJobState(taskId);
+    if (!PENDING.includes(state)) return false;
+    return (await this.queue.remove(taskId).catch(() => 0)) === 1;
+  }
+
+  /** Moves the IP's pending (delayed) crawl to a new due time, e.g. after a weight change. */
+  async moveDue(ipId: number, dueAt: number): Promise<boolean> {
+    const job = await this.pendingJob(ipId);
+    if (!job || (await job.getState()) !== 'delayed') return false;
+    return job.changeDelay(Math.max(0, Math.round(dueAt - Date.now()))).then(() => true, () => false);
+  }
+
+  /** Keeps the pending crawl's payload in step with an IP's new keyword. */
+  async updateKeyword(ipId: number, keyword: string): Promise<void> {
+    const job = await this.pendingJob(ipId);
+    if (job && PENDING.includes(await job.getState())) await job.updateData({ ...job.data, keyword }).catch(() => undefined);
+  }
+
+  /** The IP's current crawl: task id, state and (when delayed) its due time. */
+  async currentCrawl(ipId: number): Promise<{ taskId: string; state: string; dueAt?: string } | null> {
+    const taskId = await this.chain.current(ipId);
+    if (!taskId) return null;
+    const state = await this.queue.getJobState(taskId);
+    let dueAt: string | undefined;
+    if (state === 'delayed') {
+      const score = await this.deps.redis.zscore(this.queue.keys.delayed!, taskId);
+      if (score !== null) dueAt = new Date(Math.floor(Number(score) / 0x1000)).toISOString();
+    }
+    return { taskId, state: state === 'unknown' ? 'finishing' : state, ...(dueAt ? { dueAt } : {}) };
+  }
+
+  /** Writes the planned next crawl times to the IPs (informational; the job's delay is the truth). */
+  async recordNextCrawl(entries: readonly { ipId: number; dueAt: number }[]): Promise<void> {
+    for (let i = 0; i < entries.length; i += 5000) {
+      const part = entries.slice(i, i + 5000);
+      await this.deps.db.pool.query(
+        `UPDATE ips SET next_crawl_at = u.due, updated_at = now()
+           FROM unnest($1::int[], $2::timestamptz[]) AS u(id, due) WHERE ips.id = u.id`,
+        [part.map((e) => e.ipId), part.map((e) => new Date(e.dueAt))],
+      );
+    }
+  }
+
+  private async pendingJob(ipId: number): Promise<Job | undefined> {
+    const taskId = await this.chain.current(ipId);
+    return taskId ? this.queue.getJob(taskId) : undefined;
+  }
+}
