@@ -13,4 +13,8 @@ export const feedSettings = {
   maxBackoffMinutes: setting('FEED_MAX_BACKOFF_MINUTES', int(1), 1440, 'Upper bound of the failure backoff of periodic refreshes.'),
   concurrency: setting('FEED_WORKER_CONCURRENCY', int(1, 1000), 20, 'Refreshes at once per feeds worker process.'),
   resultTtlSeconds: setting('FEED_RESULT_TTL_SECONDS', int(60), 86400, 'How long refresh results stay readable via /api/tasks.'),
+  attempts: setting('FEED_ATTEMPTS', int(1, 20), 3, 'Attempts of one refresh on retryable failures (network, timeout, 5xx, 429) before it counts as failed.'),
+  retryDelayMs: setting('FEED_RETRY_DELAY_MS', int(0), 30000, 'First retry delay of a failed refresh attempt; doubles each attempt (Retry-After wins when longer).'),
+  upsertBatchSize: setting('FEED_UPSERT_BATCH_SIZE', int(1, 5000), 500, 'Articles per INSERT ... ON CONFLICT statement.'),
+  reconcileIntervalSeconds: setting('FEED_RECONCILE_INTERVAL_SECONDS', int(0), 600, 'How often the leader checks that every feed has its one pending periodic refresh and repairs a lost one (0 = only at start).'),
 };

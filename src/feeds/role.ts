@@ -1,6 +1,80 @@
+/**
+ * The feeds worker role: the `feed-refresh` worker, and (while this instance is leader) the
+ * reconciler that gives every feed back its one periodic chain if Redis lost it.
+ *
+ * Stop order: the reconciler, then the worker (no new jobs; active refreshes finish within
+ * WORKER_SHUTDOWN_GRACE_MS or are handed back as stalled; their lock is theirs to take again).
+ */
 import type { PlatformContext, RoleHandle } from '../context.js';
+import { createWorker } from '../queues/create-worker.js';
+import { FEED_BACKOFF } from './feed-scheduler.js';
+import { createFeedServices } from './feed-services.js';
+import { reconcileChains } from './reconcile-chains.js';
+import { createRefreshProcessor, FeedRetryError } from './refresh-feed.js';
 
-/** The feeds worker role. Placeholder until the feed refresh issue lands: starts and stops cleanly. */
-export async function startFeedsRole(_ctx: PlatformContext): Promise<RoleHandle> {
-  return { name: 'feeds', queues: [], stop: async () => undefined };
+export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> {
+  const settings = ctx.config.feeds;
+  const logger = ctx.logger.child({ role: 'feeds' });
+  const { store, lock, gate, scheduler } = createFeedServices(ctx);
+  const metrics = {
+    refreshes: ctx.metrics.counter('wp_feed_refreshes_total', 'Feed refreshes by outcome (refreshed, not_modified, skipped_*, failed_<class>).', ['outcome']),
+    articles: ctx.metrics.counter('wp_feed_articles_upserted_total', 'Articles inserted or changed by feed refreshes.'),
+  };
+
+  const processor = createRefreshProcessor({ settings, store, lock, gate, scheduler, metrics });
+  const worker = createWorker(ctx, 'feedRefresh', processor, {
+    concurrency: settings.concurrency,
+    bullmq: {
+      // A refresh stalls only when its process dies; give the job a second chance before failing it.
+      maxStalledCount: 2,
+      settings: {
+        backoffStrategy: (attemptsMade: number, type?: string, err?: Error) => {
+          if (type !== FEED_BACKOFF) return 0;
+          const exponential = settings.retryDelayMs * 2 ** Math.max(0, attemptsMade - 1);
+          const retryAfter = err instanceof FeedRetryError ? (err.retryAfterMs ?? 0) : 0;
+          return Math.max(exponential, retryAfter);
+        },
+      },
+    },
+  });
+
+  let stopReconciler: (() => Promise<void>) | undefined;
+  let stopped = false;
+  ctx.leadership.whileLeader('feeds-reconcile', async () => {
+    if (stopped) return async () => undefined;
+    let running: Promise<void> = Promise.resolve();
+    let busy = false;
+    const run = () => {
+      if (busy) return;
+      busy = true;
+      running = reconcileChains({ prisma: ctx.db.prisma, scheduler, logger }).then(
+        () => undefined,
+        (err: Error) => logger.warn({ err: err.message }, 'feed chain reconciliation failed; next round will retry'),
+      ).finally(() => {
+        busy = false;
+      });
+    };
+    run();
+    const timer = settings.reconcileIntervalSeconds > 0 ? setInterval(run, settings.reconcileIntervalSeconds * 1000) : undefined;
+    timer?.unref();
+    let stopping: Promise<void> | undefined;
+    stopReconciler = () =>
+      (stopping ??= (async () => {
+        clearInterval(timer);
+        await running;
+      })());
+    return stopReconciler;
+  });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    name: 'feeds',
+    queues: [worker.queueName],
+    stop: () =>
+      (stopping ??= (async () => {
+        stopped = true;
+        await stopReconciler?.();
+        await worker.close();
+      })()),
+  };
 }

@@ -1,0 +1,180 @@
+/**
+ * Scheduling of feed refreshes on the `feed-refresh` queue.
+ *
+ * Invariant: every feed has exactly one periodic chain, i.e. at any moment exactly one job of
+ * its chain exists in a pending state (delayed / waiting / prioritized) or is running (active);
+ * and at most one manual refresh is pending beside it.
+ *
+ * How: BullMQ deduplication. Every periodic job of feed F (the first one, trigger "initial",
+ * and all later ones, trigger "periodic") carries deduplication id `feed-F-periodic` with
+ * `keepLastIfActive`; manual refreshes carry `feed-F-manual`. BullMQ keeps the key
+ * `<queue>:de:<id>` pointing at the job that owns it and deletes it, atomically, when that job
+ * completes or finally fails. The states of a chain, as seen by `schedulePeriodic`:
+ *
+ *   no key            → the job is created (the chain starts, or restarts after a repair)
+ *   key → pending job → nothing is created; with `reschedule` a *delayed* job is moved to the
+ *                       new delay (interval change, a manual refresh just ran)
+ *   key → active job  → nothing is created now; the request is stored as that job's successor
+ *                       and BullMQ creates it in the same script that finishes the active job
+ *                       (a later request overwrites the stored one: still one successor)
+ *
+ * Consequences, each covered by test/feeds/feed-scheduling.test.ts or the multi-process test:
+ * - a refresh schedules its successor at its end (success, 304 or final failure) by calling
+ *   schedulePeriodic while it is still active, so the next job appears exactly when it finishes;
+ * - retries (attempts with backoff), domain-spacing delays (BlockedError) and stalled-job
+ *   recovery move the *same* job back to delayed/waiting: the key still names it, no second job;
+ * - a manual refresh (`force_immediate`) is a separate prioritized job; when it has refreshed it
+ *   calls schedulePeriodic with `reschedule`, which moves the pending periodic job (never adds one);
+ * - schedule-feed without force is schedulePeriodic without reschedule: `already_scheduled`;
+ * - restarts add nothing: the reconciler (leader) calls `ensureChain`, which only creates a job
+ *   when the key is missing or names a job that is finished or gone (a job that died of too
+ *   many stalls keeps its key; that key is dropped by compare-and-delete, then the chain restarts);
+ * - interval change: schedulePeriodic with the new delay and `reschedule`;
+ * - delete: the pending jobs are removed (which drops their keys); a running job's stored
+ *   successor is deleted, and a refresh that starts or finishes for a deleted feed schedules nothing.
+ *
+ * Priorities (lower runs first): manual 1, initial 2, periodic 3.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Job, JobsOptions, Queue } from 'bullmq';
+import type { Config } from '../config/index.js';
+import type { RedisClient } from '../redis/connection.js';
+import { RedisScript } from '../redis/script.js';
+import type { QueueRegistry } from '../queues/registry.js';
+import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
+
+export type RefreshTrigger = FeedRefreshPayload['trigger'];
+
+export const REFRESH_PRIORITY: Record<RefreshTrigger, number> = { manual: 1, initial: 2, periodic: 3 };
+/** The custom backoff type of refresh jobs (see backoffStrategy in role.ts). */
+export const FEED_BACKOFF = 'feed-refresh';
+
+const PENDING_STATES = new Set(['delayed', 'waiting', 'prioritized', 'waiting-children']);
+
+export interface ScheduledTask {
+  taskId: string;
+  /** False when an existing job took the request (deduplicated). */
+  created: boolean;
+}
+
+export interface TaskState {
+  state: string;
+  /** When a delayed job becomes due. */
+  runAt: Date | null;
+}
+
+const clearStaleKeyScript = new RedisScript(
+  'feed-clear-stale-dedup',
+  `-- KEYS[1] BullMQ deduplication key; ARGV[1] the finished job id it should still name
+-- Deletes the key only when it still names ARGV[1]. Returns 1 when deleted.
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`,
+);
+
+export function periodicDedupId(feedId: number): string {
+  return `feed-${feedId}-periodic`;
+}
+
+export function manualDedupId(feedId: number): string {
+  return `feed-${feedId}-manual`;
+}
+
+export class FeedScheduler {
+  constructor(
+    private readonly deps: {
+      queues: QueueRegistry;
+      redis: RedisClient;
+      settings: Pick<Config['feeds'], 'attempts' | 'retryDelayMs' | 'resultTtlSeconds'>;
+    },
+  ) {}
+
+  get queue(): Queue {
+    return this.deps.queues.queue('feedRefresh');
+  }
+
+  private options(feedId: number, trigger: RefreshTrigger, delayMs: number, deduplication: JobsOptions['deduplication']): JobsOptions {
+    const { attempts, retryDelayMs, resultTtlSeconds } = this.deps.settings;
+    return {
+      jobId: `feed-${feedId}-${randomUUID()}`,
+      priority: REFRESH_PRIORITY[trigger],
+      delay: Math.max(0, Math.round(delayMs)),
+      attempts,
+      backoff: { type: FEED_BACKOFF, delay: retryDelayMs },
+      removeOnComplete: { age: resultTtlSeconds },
+      deduplication,
+    };
+  }
+
+  private async add(feedId: number, trigger: RefreshTrigger, opts: JobsOptions): Promise<ScheduledTask> {
+    const job: Job = await this.deps.queues.add('feedRefresh', `refresh-${trigger}`, { feedId, trigger }, opts);
+    return { taskId: job.id!, created: job.id === opts.jobId };
+  }
+
+  /** Asks for the feed's periodic refresh in `delayMs` (see the states above). */
+  schedulePeriodic(feedId: number, delayMs: number, options: { trigger?: 'initial' | 'periodic'; reschedule?: boolean } = {}): Promise<ScheduledTask> {
+    const trigger = options.trigger ?? 'periodic';
+    return this.add(
+      feedId,
+      trigger,
+      this.options(feedId, trigger, delayMs, { id: periodicDedupId(feedId), keepLastIfActive: true, ...(options.reschedule ? { reschedule: true } : {}) }),
+    );
+  }
+
+  /** A manual refresh now, ahead of periodic work; a pending manual refresh is reused. */
+  scheduleManual(feedId: number): Promise<ScheduledTask> {
+    return this.add(feedId, 'manual', this.options(feedId, 'manual', 0, { id: manualDedupId(feedId) }));
+  }
+
+  /** State of a task and, when delayed, when it is due. */
+  async describe(taskId: string): Promise<TaskState> {
+    const state = await this.queue.getJobState(taskId);
+    if (state !== 'delayed') return { state, runAt: null };
+    const score = await this.deps.redis.zscore(this.queue.keys.delayed!, taskId);
+    // BullMQ scores delayed jobs as dueAt * 4096 + a counter.
+    return { state, runAt: score === null ? null : new Date(Math.floor(Number(score) / 4096)) };
+  }
+
+  /** The job currently owning the feed's periodic chain (pending or active), if any. */
+  async periodicTask(feedId: number): Promise<string | null> {
+    return this.queue.getDeduplicationJobId(periodicDedupId(feedId));
+  }
+
+  /**
+   * Makes sure the feed's chain exists: creates the periodic job in `delayMs` when the chain's
+   * key is missing, or names a job that finished or is gone. Returns true when it created one.
+   */
+  async ensureChain(feedId: number, delayMs: number): Promise<boolean> {
+    const dedupId = periodicDedupId(feedId);
+    const owner = await this.queue.getDeduplicationJobId(dedupId);
+    if (owner) {
+      const state = await this.queue.getJobState(owner);
+      if (state === 'active' || PENDING_STATES.has(state)) return false;
+      await clearStaleKeyScript.run(this.deps.redis, [this.queue.toKey(`de:${dedupId}`)], [owner]);
+    }
+    return (await this.schedulePeriodic(feedId, delayMs)).created;
+  }
+
+  /** Removes the feed's pending refreshes (periodic and manual) and a running one's successor. */
+  async unschedule(feedId: number): Promise<void> {
+    const queue = this.queue;
+    for (const dedupId of [periodicDedupId(feedId), manualDedupId(feedId)]) {
+      const owner = await queue.getDeduplicationJobId(dedupId);
+      // A running job's stored successor must not be created.
+      await this.deps.redis.del(queue.toKey(`dn:${dedupId}`));
+      if (!owner) continue;
+      const job = await queue.getJob(owner);
+      if (!job) {
+        await clearStaleKeyScript.run(this.deps.redis, [queue.toKey(`de:${dedupId}`)], [owner]);
+        continue;
+      }
+      const state = await job.getState();
+      if (PENDING_STATES.has(state)) {
+        // Removing the job drops its deduplication key; a job that just became active is left
+        // to find the feed gone.
+        await job.remove().catch(() => undefined);
+      } else if (state !== 'active') {
+        await clearStaleKeyScript.run(this.deps.redis, [queue.toKey(`de:${dedupId}`)], [owner]);
+      }
+    }
+  }
+}

@@ -1,0 +1,26 @@
+/** The feed domain's collaborators, built once per process from the platform context. */
+import type { PlatformContext } from '../context.js';
+import { ArticleStore } from './article-store.js';
+import { DomainGate } from './domain-gate.js';
+import { FeedLock } from './feed-lock.js';
+import { FeedScheduler } from './feed-scheduler.js';
+
+export interface FeedServices {
+  store: ArticleStore;
+  lock: FeedLock;
+  gate: DomainGate;
+  scheduler: FeedScheduler;
+}
+
+/** A crashed holder frees its domain this long after its request could at most have ended. */
+const DOMAIN_LEASE_MARGIN_MS = 5_000;
+
+export function createFeedServices(ctx: Pick<PlatformContext, 'config' | 'db' | 'redis' | 'keys' | 'queues'>): FeedServices {
+  const s = ctx.config.feeds;
+  return {
+    store: new ArticleStore(ctx.db.prisma, s.upsertBatchSize),
+    lock: new FeedLock(ctx.redis, ctx.keys, s.lockTtlSeconds * 1000),
+    gate: new DomainGate(ctx.redis, ctx.keys, { minIntervalMs: s.domainMinIntervalMs, leaseMs: s.fetchTimeoutMs + DOMAIN_LEASE_MARGIN_MS }),
+    scheduler: new FeedScheduler({ queues: ctx.queues, redis: ctx.redis, settings: s }),
+  };
+}

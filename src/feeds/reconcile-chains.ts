@@ -1,0 +1,36 @@
+/**
+ * Gives every feed back its one periodic chain when Redis lost it (data loss, a job that died
+ * of too many stalls, a manual deletion in Bull Board). Run by the leader at start and every
+ * FEED_RECONCILE_INTERVAL_SECONDS. It never adds a second chain: FeedScheduler.ensureChain
+ * creates a job only when the chain's deduplication key is missing or names a finished job.
+ */
+import type { PrismaClient } from '../db/client.js';
+import type { Logger } from '../logging/logger.js';
+import type { FeedScheduler } from './feed-scheduler.js';
+import { delayUntil, dueAt } from './next-refresh.js';
+
+const PAGE = 500;
+
+export async function reconcileChains(deps: { prisma: PrismaClient; scheduler: FeedScheduler; logger: Logger }): Promise<{ checked: number; repaired: number }> {
+  let cursor = 0;
+  let checked = 0;
+  let repaired = 0;
+  for (;;) {
+    const feeds = await deps.prisma.feed.findMany({
+      where: { id: { gt: cursor } },
+      orderBy: { id: 'asc' },
+      take: PAGE,
+      select: { id: true, refreshIntervalMinutes: true, errorCount: true, lastFetchedAt: true, nextRefreshAt: true },
+    });
+    if (feeds.length === 0) break;
+    for (const feed of feeds) {
+      const now = new Date();
+      if (await deps.scheduler.ensureChain(feed.id, delayUntil(dueAt(feed, now), now))) repaired++;
+    }
+    checked += feeds.length;
+    cursor = feeds[feeds.length - 1]!.id;
+  }
+  if (repaired) deps.logger.warn({ checked, repaired }, 'feed refresh chains repaired');
+  else deps.logger.debug({ checked }, 'feed refresh chains checked');
+  return { checked, repaired };
+}

@@ -1,0 +1,46 @@
+/** Helpers shared by the feed tests. */
+import type { Queue } from 'bullmq';
+import type { RedisClient } from '../../src/redis/connection.js';
+import type { ApiClient } from '../support/http-client.js';
+import { waitFor } from '../support/wait.js';
+
+export interface TaskView {
+  task_id: string;
+  queue: string;
+  state: string;
+  result?: any;
+  failedReason?: string;
+  attemptsMade: number;
+}
+
+/** Polls GET /api/tasks/:id until the task is completed or failed. */
+export function waitForTask(api: ApiClient, taskId: string, timeoutMs = 30_000): Promise<TaskView> {
+  return waitFor<TaskView | undefined>(
+    async () => {
+      const res = await api.get<TaskView>(`/api/tasks/${taskId}`);
+      if (res.status !== 200) return undefined;
+      // GET /api/tasks reads the job, then its state: a job finishing in between shows
+      // "completed" without its result for one poll.
+      if (res.body.state === 'completed' && res.body.result != null) return res.body;
+      return res.body.state === 'failed' ? res.body : undefined;
+    },
+    { timeoutMs, intervalMs: 100, message: `task ${taskId} did not finish` },
+  ) as Promise<TaskView>;
+}
+
+/** Jobs of one feed in the given states. */
+export async function jobsOfFeed(queue: Queue, feedId: number, states: ('delayed' | 'waiting' | 'prioritized' | 'active' | 'completed' | 'failed')[]) {
+  const jobs = await queue.getJobs(states, 0, -1);
+  return jobs.filter((j) => j && j.data.feedId === feedId);
+}
+
+/** Pending (not running) jobs of one feed. */
+export function pendingJobsOfFeed(queue: Queue, feedId: number) {
+  return jobsOfFeed(queue, feedId, ['delayed', 'waiting', 'prioritized']);
+}
+
+/** When a delayed job is due, read from BullMQ's delayed set (score = dueAt * 4096 + n). */
+export async function delayedDueAt(redis: RedisClient, queue: Queue, jobId: string): Promise<number | null> {
+  const score = await redis.zscore(queue.keys.delayed!, jobId);
+  return score === null ? null : Math.floor(Number(score) / 4096);
+}
