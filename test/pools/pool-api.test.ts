@@ -15,7 +15,7 @@ import { decodeItem } from '../../src/pools/pool-item.js';
 import { refillPool } from '../../src/pools/refill-pool.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
-import { duplicates, importBatch, inServingOrder, popMany, popOne, poolOverview, type Served } from './pool-helpers.js';
+import { duplicates, importBatch, importBatches, inServingOrder, popMany, popOne, poolOverview, type Served } from './pool-helpers.js';
 
 describe('content pools over the API', () => {
   let t: TestPlatform;
@@ -72,10 +72,8 @@ describe('content pools over the API', () => {
   });
 
   it('serves rows of three batches once each, newest batch first, through pop and pop-many, then 404', async () => {
-    // Imported oldest batch first, and a later import of an older batch: the order is by batch, not by import.
-    await importBatch(t.api, 'titles', 7, 2, 45);
-    await importBatch(t.api, 'titles', 7, 3, 40);
-    await importBatch(t.api, 'titles', 7, 1, 35);
+    // Batches interleaved in one import: the order is by batch, then id, not by position.
+    await importBatches(t.api, 'titles', 7, [{ batchId: 2, count: 45 }, { batchId: 3, count: 40 }, { batchId: 1, count: 35 }]);
     await waitFor(async () => (await poolOverview(t.api, 'titles', 7))?.poolLength === 50, { message: 'pool not filled after import' });
 
     const stream: Served[] = [];

@@ -16,6 +16,20 @@ export async function importBatch(api: ApiClient, type: string, groupId: number,
   expect(res.body).toEqual({ inserted: count });
 }
 
+/**
+ * Imports several batches in ONE request, their items interleaved, so that no refill can run
+ * between batches (a refill pushes what is available at that moment; a batch imported later is
+ * served after the rows already pooled, whatever its batch id).
+ */
+export async function importBatches(api: ApiClient, type: string, groupId: number, batches: { batchId: number; count: number }[], prefix = 't'): Promise<void> {
+  const items: { text: string; batchId: number }[] = [];
+  const longest = Math.max(...batches.map((b) => b.count));
+  for (let n = 0; n < longest; n++) for (const b of batches) if (n < b.count) items.push({ text: `${prefix}-${b.batchId}-${n}`, batchId: b.batchId });
+  const res = await api.post(`/api/pools/${type}/${groupId}/items`, { items });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  expect(res.body).toEqual({ inserted: items.length });
+}
+
 /** One pop; undefined on 404 pool_empty. */
 export async function popOne(api: ApiClient, type: string, groupId: number): Promise<Served | undefined> {
   const res = await api.post(`/api/pools/${type}/${groupId}/pop`);

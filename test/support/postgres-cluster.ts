@@ -11,6 +11,10 @@ import { freePort } from '../../src/services/free-port.js';
 export interface PostgresCluster {
   url: string;
   stop(): Promise<void>;
+  /** Stops the server (pg_ctl -m fast), keeping its data dir and port, to simulate a DB outage. */
+  stopServer(): Promise<void>;
+  /** Starts the server again on the same data dir and port (after stopServer). */
+  startServer(): Promise<void>;
 }
 
 function binDir(): string {
@@ -35,7 +39,9 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync']);
   const port = await freePort();
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=128MB`;
-  run('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-o', opts, '-w', 'start']);
+  const startServer = () => run('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-o', opts, '-w', 'start']);
+  startServer();
+  let running = true;
   let stopped = false;
   return {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
@@ -43,10 +49,21 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
       if (stopped) return;
       stopped = true;
       try {
-        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+        if (running) run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
+    },
+    async stopServer() {
+      if (stopped || !running) return;
+      run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+      running = false;
+    },
+    async startServer() {
+      if (stopped) throw new Error('the cluster was removed by stop()');
+      if (running) return;
+      startServer();
+      running = true;
     },
   };
 }
