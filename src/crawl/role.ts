@@ -1,6 +1,102 @@
+/**
+ * The crawler worker role: consumes `crawl` jobs with CRAWLER_CONCURRENCY at once, each in its
+ * own page of a shared headless Chromium, and enqueues every finished crawl to `crawl-result`.
+ *
+ * With CRAWL_SITE=fixture and CRAWL_BASE_URL=embedded (the defaults) the role also serves the
+ * fixture marketplace on a free 127.0.0.1 port, so a fresh `npm start` crawls something
+ * without the internet. Chromium is started on the first page, not at role start.
+ *
+ * Stop order: no new jobs and active ones finish (worker grace period), then the browsers
+ * close, then the fixture marketplace.
+ */
+import path from 'node:path';
+import { EMBEDDED_FIXTURE_URL } from '../config/crawl.js';
 import type { PlatformContext, RoleHandle } from '../context.js';
+import { createWorker } from '../queues/create-worker.js';
+import { queues } from '../queues/definitions.js';
+import { createSiteAdapter } from './adapters/create-site-adapter.js';
+import { BrowserManager } from './browser-manager.js';
+import { CrawlMetrics } from './crawl-metrics.js';
+import { FixtureMarketplace } from './fixture-marketplace/server.js';
+import { createCrawlProcessor } from './process-crawl-job.js';
+import { ProxyBreaker } from './proxy-breaker.js';
+import { checkProxy } from './proxy-health-check.js';
+import { parseProxy } from './proxy-url.js';
 
-/** The crawler worker role. Placeholder until the crawler issue lands: starts and stops cleanly. */
-export async function startCrawlerRole(_ctx: PlatformContext): Promise<RoleHandle> {
-  return { name: 'crawler', queues: [], stop: async () => undefined };
+export interface CrawlerRoleHandle extends RoleHandle {
+  /** Base URL being crawled (the embedded fixture marketplace's address when it runs). */
+  baseUrl: string;
+}
+
+export async function startCrawlerRole(ctx: PlatformContext): Promise<CrawlerRoleHandle> {
+  const c = ctx.config.crawl;
+  const logger = ctx.logger.child({ role: 'crawler' });
+  const proxies = c.proxyList.map(parseProxy);
+
+  let fixture: FixtureMarketplace | undefined;
+  let baseUrl = c.baseUrl;
+  if (c.site === 'fixture' && c.baseUrl === EMBEDDED_FIXTURE_URL) {
+    fixture = await FixtureMarketplace.start();
+    baseUrl = fixture.url;
+    logger.info({ url: fixture.url }, 'fixture marketplace serving (CRAWL_BASE_URL=embedded)');
+  }
+  const adapter = createSiteAdapter(c.site, baseUrl);
+  const metrics = new CrawlMetrics(ctx.metrics);
+  const browsers = new BrowserManager({
+    chromiumPath: c.chromiumPath,
+    profileRoot: path.join(ctx.config.derived.dataDir, 'chromium'),
+    maxPages: c.concurrency,
+    pagesPerBrowser: c.pagesPerBrowser,
+    drainTimeoutMs: c.drainTimeoutMs,
+    protocolTimeoutMs: Math.max(30_000, c.pageTimeoutMs * 2),
+    logger,
+    metrics,
+  });
+  const breaker = new ProxyBreaker({
+    redis: ctx.redis,
+    key: ctx.keys.proxyBreaker(),
+    proxies,
+    threshold: c.proxyFailureThreshold,
+    cooldownMs: c.proxyCooldownMinutes * 60_000,
+    healthCheckTimeoutMs: c.proxyHealthCheckTimeoutMs,
+    healthCheck: (proxy) => checkProxy(proxy, adapter.healthCheckUrl(), c.proxyHealthCheckTimeoutMs),
+    logger,
+    onSwitch: () => metrics.proxySwitches.inc(),
+    onFailures: (n) => metrics.proxyFailures.set(n),
+  });
+  const worker = createWorker(
+    ctx,
+    'crawl',
+    createCrawlProcessor({
+      adapter,
+      browsers,
+      breaker,
+      metrics,
+      queues: ctx.queues,
+      settings: {
+        taskTimeoutMs: c.taskTimeoutMs,
+        pageTimeoutMs: c.pageTimeoutMs,
+        networkIdleMs: c.networkIdleMs,
+        scrollDelayMs: c.scrollDelayMs,
+        maxItemsPerPage: c.maxItemsPerPage,
+        humanize: c.humanize,
+        blockedRetryDelayMs: c.blockedRetryDelayMs,
+      },
+    }),
+    { concurrency: c.concurrency },
+  );
+  logger.info({ site: adapter.name, baseUrl: adapter.baseUrl, concurrency: c.concurrency, proxies: proxies.map((p) => p.label) }, 'crawler started');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    name: 'crawler',
+    queues: [queues.crawl.name],
+    baseUrl: adapter.baseUrl,
+    stop: () =>
+      (stopping ??= (async () => {
+        await worker.close();
+        await browsers.close();
+        await fixture?.stop();
+      })()),
+  };
 }

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { FixtureCatalog } from './catalog.js';
+
+describe('FixtureCatalog', () => {
+  it('is deterministic per seed and keyword, with unique ids across both statuses', () => {
+    const a = new FixtureCatalog({ itemsPerPage: 10, pages: 2 });
+    const b = new FixtureCatalog({ itemsPerPage: 10, pages: 2 });
+    expect(a.page('ado', 'on_sale', 1)).toEqual(b.page('ado', 'on_sale', 1));
+    expect(a.page('ado', 'on_sale', 1)).not.toEqual(a.page('miku', 'on_sale', 1));
+    expect(new FixtureCatalog({ itemsPerPage: 10, pages: 2, seed: 'other' }).page('ado', 'on_sale', 1)).not.toEqual(a.page('ado', 'on_sale', 1));
+    const ids = [...a.items('ado', 'on_sale'), ...a.items('ado', 'sold')].map((i) => i.sourceId);
+    expect(ids).toHaveLength(40);
+    expect(new Set(ids).size).toBe(40);
+  });
+
+  it('pages slice the list and are empty past the last page', () => {
+    const c = new FixtureCatalog({ itemsPerPage: 10, pages: 2 });
+    expect(c.page('x', 'sold', 1)).toHaveLength(10);
+    expect(c.page('x', 'sold', 2)).toHaveLength(10);
+    expect(c.page('x', 'sold', 3)).toEqual([]);
+    expect(c.page('x', 'sold', 1).every((i) => i.status === 'sold')).toBe(true);
+  });
+
+  it('sells, reprices and lists items', () => {
+    const c = new FixtureCatalog({ itemsPerPage: 10, pages: 2 });
+    const [first, second] = c.page('x', 'on_sale', 1);
+    expect(c.sell('x', [first!.sourceId, 'nope'])).toBe(1);
+    expect(c.page('x', 'sold', 1)[0]).toMatchObject({ sourceId: first!.sourceId, status: 'sold' });
+    expect(c.page('x', 'on_sale', 1)[0]!.sourceId).toBe(second!.sourceId);
+    expect(c.setPrice('x', second!.sourceId, 999)).toBe(true);
+    expect(c.page('x', 'on_sale', 1)[0]!.price).toBe(999);
+    const [fresh] = c.list('x', 1);
+    expect(c.page('x', 'on_sale', 1)[0]).toEqual(fresh);
+    c.reset();
+    expect(c.page('x', 'on_sale', 1)[0]!.sourceId).toBe(first!.sourceId);
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * The fixture marketplace's data: for every keyword a deterministic list of on-sale and sold
+ * items, generated from a seed the first time the keyword is searched (same seed + keyword =
+ * same items, in every process). Newest first, like the real site's default order.
+ *
+ * Tests and demos change it between crawls the way the market would: an item sells (it moves
+ * from the on-sale list to the top of the sold list), a price changes, new items are listed
+ * (they appear at the top of the on-sale list).
+ */
+
+export type FixtureStatus = 'on_sale' | 'sold';
+
+export interface FixtureItem {
+  sourceId: string;
+  title: string;
+  price: number;
+  status: FixtureStatus;
+}
+
+export interface CatalogOptions {
+  /** Items per results page (default 120). */
+  itemsPerPage?: number;
+  /** Pages of items each status has at first (default 5); past them the site shows "no results". */
+  pages?: number;
+  /** Changes every keyword's items (default "fixture"). */
+  seed?: string;
+}
+
+interface KeywordListing {
+  onSale: FixtureItem[];
+  sold: FixtureItem[];
+  nextSerial: number;
+  prefix: string;
+  random: () => number;
+}
+
+const ADJECTIVES = ['limited', 'rare', 'new', 'boxed', 'signed', 'vintage', 'complete', 'official', 'mint', 'used'];
+const NOUNS = ['figure', 'acrylic stand', 'keychain', 'poster', 'artbook', 'plush', 'card set', 'badge', 'tapestry', 'CD'];
+
+/** FNV-1a, 32 bit. */
+export function hash32(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export class FixtureCatalog {
+  readonly itemsPerPage: number;
+  readonly pages: number;
+  private readonly seed: string;
+  private readonly listings = new Map<string, KeywordListing>();
+
+  constructor(options: CatalogOptions = {}) {
+    this.itemsPerPage = options.itemsPerPage ?? 120;
+    this.pages = options.pages ?? 5;
+    this.seed = options.seed ?? 'fixture';
+  }
+
+  /** Items of one results page (1-based); empty past the last page. */
+  page(keyword: string, status: FixtureStatus, page: number): FixtureItem[] {
+    const list = this.listing(keyword)[status === 'sold' ? 'sold' : 'onSale'];
+    const start = (page - 1) * this.itemsPerPage;
+    return page < 1 ? [] : list.slice(start, start + this.itemsPerPage);
+  }
+
+  /** Every item of a keyword with this status, newest first. */
+  items(keyword: string, status: FixtureStatus): FixtureItem[] {
+    return [...this.listing(keyword)[status === 'sold' ? 'sold' : 'onSale']];
+  }
+
+  /** Items sell: they leave the on-sale list and top the sold list. Returns how many moved. */
+  sell(keyword: string, sourceIds: string[]): number {
+    const l = this.listing(keyword);
+    const wanted = new Set(sourceIds);
+    const moved = l.onSale.filter((i) => wanted.has(i.sourceId));
+    l.onSale = l.onSale.filter((i) => !wanted.has(i.sourceId));
+    l.sold.unshift(...moved.map((i) => ({ ...i, status: 'sold' as const })));
+    return moved.length;
+  }
+
+  /** A seller changes a price. Returns false when the item is not listed. */
+  setPrice(keyword: string, sourceId: string, price: number): boolean {
+    const l = this.listing(keyword);
+    const item = [...l.onSale, ...l.sold].find((i) => i.sourceId === sourceId);
+    if (!item) return false;
+    item.price = price;
+    return true;
+  }
+
+  /** New items are listed (top of the on-sale list). Returns them. */
+  list(keyword: string, count: number): FixtureItem[] {
+    const l = this.listing(keyword);
+    const fresh = Array.from({ length: count }, () => this.generate(l, keyword, 'on_sale'));
+    l.onSale.unshift(...fresh);
+    return fresh;
+  }
+
+  /** An item of any keyword searched so far. */
+  find(sourceId: string): FixtureItem | undefined {
+    for (const l of this.listings.values()) {
+      const item = l.onSale.find((i) => i.sourceId === sourceId) ?? l.sold.find((i) => i.sourceId === sourceId);
+      if (item) return item;
+    }
+    return undefined;
+  }
+
+  /** Forget every change (and every keyword). */
+  reset(): void {
+    this.listings.clear();
+  }
+
+  private listing(keyword: string): KeywordListing {
+    let l = this.listings.get(keyword);
+    if (!l) {
+      const h = hash32(`${this.seed}:${keyword}`);
+      l = { onSale: [], sold: [], nextSerial: 1, prefix: `m${(h % 90000) + 10000}`, random: seededRandom(h) };
+      const n = this.pages * this.itemsPerPage;
+      // sold items are older listings: generate them first so on-sale serials are the newest
+      const sold = Array.from({ length: n }, () => this.generate(l!, keyword, 'sold'));
+      l.onSale = Array.from({ length: n }, () => this.generate(l!, keyword, 'on_sale')).reverse();
+      l.sold = sold.reverse();
+      this.listings.set(keyword, l);
+    }
+    return l;
+  }
+
+  private generate(l: KeywordListing, keyword: string, status: FixtureStatus): FixtureItem {
+    const serial = l.nextSerial++;
+    const adjective = ADJECTIVES[Math.floor(l.random() * ADJECTIVES.length)]!;
+    const noun = NOUNS[Math.floor(l.random() * NOUNS.length)]!;
+    const price = 300 + Math.round((l.random() * 29700) / 10) * 10;
+    return { sourceId: `${l.prefix}${String(serial).padStart(6, '0')}`, title: `${keyword} ${adjective} ${noun} #${serial}`, price, status };
+  }
+}
