@@ -71,6 +71,7 @@ const DESCRIBE_CONSTRAINTS = "contype NOT IN ('p', 'u', 'f')";
 
 interface ScriptRunner {
   underlyingDriver(): { query(sql: string): Promise<unknown> };
+  onError(err: unknown): never;
 }
 
 function patchQueryable<T extends SqlDriverAdapter | Transaction>(adapter: T): T {
@@ -91,7 +92,12 @@ function patchQueryable<T extends SqlDriverAdapter | Transaction>(adapter: T): T
       }
       if (prop === 'executeScript') {
         return async (script: string) => {
-          await (target as unknown as ScriptRunner).underlyingDriver().query(script);
+          const runner = target as unknown as ScriptRunner;
+          try {
+            await runner.underlyingDriver().query(script);
+          } catch (err) {
+            runner.onError(err); // converts the pg error into the adapter's error shape, which the engine reports
+          }
         };
       }
       if (prop === 'startTransaction') {

@@ -74,7 +74,7 @@ describe('worker factory and queue registry', () => {
     const done = await finished(job.id!);
     expect(await done.getState()).toBe('failed');
     expect(done.attemptsMade).toBe(3);
-    expect(done.stacktrace.length).toBeGreaterThan(0);
+    expect(done.stacktrace?.length).toBeGreaterThan(0);
   });
 
   it('delays a BlockedError without spending an attempt', async () => {

@@ -25,17 +25,18 @@ export function defaultDbKind(): TestDbKind {
   return process.env.TEST_DB === 'postgres' ? 'postgres' : 'pglite';
 }
 
-export async function createTestDatabase(kind: TestDbKind = defaultDbKind()): Promise<TestDatabase> {
+/** `empty: true` gives a database without the migrations (for migration tests). */
+export async function createTestDatabase(kind: TestDbKind = defaultDbKind(), options: { empty?: boolean } = {}): Promise<TestDatabase> {
   if (kind === 'pglite') {
-    const blob = new Blob([readFileSync(inject('pgliteTemplateFile'))]);
-    const server = await startPglite({ dataDir: 'memory://', loadDataDir: blob });
+    const blob = options.empty ? undefined : new Blob([readFileSync(inject('pgliteTemplateFile'))]);
+    const server = await startPglite({ dataDir: 'memory://', ...(blob ? { loadDataDir: blob } : {}) });
     return { kind, url: server.url, poolSize: 1, drop: () => server.stop() };
   }
   const adminUrl = inject('pgAdminUrl');
   const name = `wp_test_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${inject('pgTemplate')}"`);
+  await admin.query(options.empty ? `CREATE DATABASE "${name}"` : `CREATE DATABASE "${name}" TEMPLATE "${inject('pgTemplate')}"`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
