@@ -34,18 +34,22 @@ export class PoolPopper {
   async pop(type: PoolType, groupId: number, count: number): Promise<ServedItem[]> {
     const { lists, rows, triggers, settings, metrics } = this.deps;
     const served: ServedItem[] = [];
+    let belowThreshold = false;
     try {
       const { items, remaining } = await lists.pop(type, groupId, count);
       for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
       if (items.length) triggers.requestMarkConsumed(type, groupId);
-      if (remaining < settings.refillThreshold) triggers.requestRefill(type, groupId);
+      belowThreshold = remaining < settings.refillThreshold;
     } catch (err) {
       this.warnRedis(err);
     }
     const fromPool = served.length;
     if (fromPool < count) {
       try {
-        for (const row of await rows.claim(type, groupId, count - fromPool)) served.push({ id: row.id, text: row.text, source: 'db' });
+        const claimed = await rows.claim(type, groupId, count - fromPool);
+        for (const row of claimed) served.push({ id: row.id, text: row.text, source: 'db' });
+        // The table ran out too: a refill would find nothing (orphans are the periodic check's job).
+        if (claimed.length < count - fromPool) belowThreshold = false;
       } catch (err) {
         // Items already popped are recorded as consumed: hand them out rather than lose them.
         if (!fromPool) {
@@ -55,6 +59,7 @@ export class PoolPopper {
         this.deps.logger.warn({ err: (err as Error)?.message, type, groupId }, 'DB fallback failed; serving the pooled items only');
       }
     }
+    if (belowThreshold) triggers.requestRefill(type, groupId);
     if (fromPool) metrics.served.inc({ type, source: 'pool' }, fromPool);
     if (served.length > fromPool) metrics.served.inc({ type, source: 'db' }, served.length - fromPool);
     return served;
