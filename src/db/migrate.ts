@@ -3,6 +3,7 @@
  * engine. `applyMigrations` writes `_prisma_migrations` exactly as `prisma migrate deploy`
  * does (the engine's own code), so a user with the native Prisma CLI can take over.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +14,14 @@ import { CharAwareClient, engineError, openSchemaEngine, patchFactory } from './
 import { startPglite } from './pglite-server.js';
 import { pgliteShadow, postgresShadow } from './shadow-database.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The project root: the nearest directory above this file holding prisma/schema.prisma (works from src/ and dist/src/). */
+function findRoot(start: string): string {
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'prisma/schema.prisma'))) return dir;
+    if (path.dirname(dir) === dir) return path.resolve(start, '../..');
+  }
+}
+const ROOT = findRoot(path.dirname(fileURLToPath(import.meta.url)));
 export const DEFAULT_SCHEMA_PATH = path.join(ROOT, 'prisma/schema.prisma');
 export const DEFAULT_MIGRATIONS_DIR = path.join(ROOT, 'prisma/migrations');
 
