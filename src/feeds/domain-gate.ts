@@ -26,11 +26,19 @@ import { RedisScript } from '../redis/script.js';
 const IDLE_TTL_MS = 3_600_000;
 /** Shortest delay handed out, so that an interval of 0 does not spin. */
 const MIN_WAIT_MS = 5;
+/**
+ * Reserved slots are the interval plus this margin apart: the exchange itself (from the turn to
+ * the end of the response) takes a few ms, and a job that wakes a little before the previous
+ * request's end + interval would have to be delayed once more.
+ */
+const RESERVATION_MARGIN = 0.05;
+const RESERVATION_MARGIN_MIN_MS = 20;
 
 const acquireScript = new RedisScript(
   'feed-domain-acquire',
   `-- KEYS[1] domain state hash
--- ARGV[1] job id, ARGV[2] min interval ms, ARGV[3] holder lease ms, ARGV[4] idle ttl ms, ARGV[5] min wait ms
+-- ARGV[1] job id, ARGV[2] min interval ms, ARGV[3] holder lease ms, ARGV[4] idle ttl ms, ARGV[5] min wait ms,
+-- ARGV[6] reservation step ms (the interval plus a margin for the exchange itself)
 -- Returns 0 when the job may send its request now (it is the holder), else ms to wait.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -47,13 +55,13 @@ end
 local slot = tonumber(s[5])
 if not slot then
   slot = math.max(nextFree, now)
-  nextFree = slot + interval
+  nextFree = slot + tonumber(ARGV[6])
   redis.call('HSET', KEYS[1], 'r:' .. job, slot, 'next', nextFree)
 end
 local earliest = slot
 if last and last + interval > earliest then earliest = last + interval end
 if not holder and now >= earliest then
-  redis.call('HSET', KEYS[1], 'holder', job, 'holderUntil', now + lease, 'next', math.max(nextFree, now + interval))
+  redis.call('HSET', KEYS[1], 'holder', job, 'holderUntil', now + lease, 'next', math.max(nextFree, now + tonumber(ARGV[6])))
   redis.call('HDEL', KEYS[1], 'r:' .. job)
   redis.call('PEXPIRE', KEYS[1], math.max(nextFree - now, 0) + tonumber(ARGV[4]))
   return 0
@@ -99,7 +107,8 @@ export class DomainGate {
   /** 0: send the request now (and call release afterwards); > 0: ms to wait first. */
   async acquire(domain: string, jobId: string): Promise<number> {
     const { minIntervalMs, leaseMs } = this.settings;
-    return acquireScript.run<number>(this.redis, [this.keys.domainNextSlot(domain)], [jobId, minIntervalMs, leaseMs, IDLE_TTL_MS, MIN_WAIT_MS]);
+    const step = minIntervalMs + Math.max(RESERVATION_MARGIN_MIN_MS, Math.round(minIntervalMs * RESERVATION_MARGIN));
+    return acquireScript.run<number>(this.redis, [this.keys.domainNextSlot(domain)], [jobId, minIntervalMs, leaseMs, IDLE_TTL_MS, MIN_WAIT_MS, step]);
   }
 
   /** The request of `jobId` has ended; `retryAfterMs` pushes the domain's next request back. */

@@ -1,0 +1,249 @@
+/**
+ * Benchmark of feed refresh (`npm run bench:feeds`).
+ *
+ * Refresh: 1,000 feeds on 100 local domains (127.0.0.2 ... 127.0.0.101, one fixture server
+ * listening on each; all of 127.0.0.0/8 is loopback on Linux), 50 items each, refreshed by two
+ * feeds worker processes (PostgreSQL, one Redis). Refreshes/s and articles upserted/s, against
+ * the bound the spacing allows (100 domains at 1 request/s = 100 refreshes/s), with the spacing
+ * between requests to one domain measured at the server (it must never be under 1 s).
+ * Baseline in the same run: the same 1,000 fresh feeds with FEED_DOMAIN_MIN_INTERVAL_MS=0, i.e.
+ * what the machine does when politeness costs nothing.
+ *
+ * Parse: MB/s of the chosen parser (feedsmith, through parseFeedDocument: decode, parse, map)
+ * on 5 MB RSS 2.0, Atom 1.0 and JSON Feed documents, against JSON.parse of the JSON Feed document
+ * (the native parser's speed, as a ceiling).
+ *
+ * Starts its own redis-server and PostgreSQL cluster and removes them afterwards.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { loadConfig } from '../src/config/index.js';
+import { createDatabase } from '../src/db/client.js';
+import { applyMigrations } from '../src/db/migrate.js';
+import { FeedScheduler } from '../src/feeds/feed-scheduler.js';
+import { parseFeedDocument } from '../src/feeds/parse-feed.js';
+import { silentLogger } from '../src/logging/logger.js';
+import { QueueRegistry } from '../src/queues/registry.js';
+import { connectionOptions } from '../src/redis/connection.js';
+import { RedisConnections } from '../src/redis/connections.js';
+import { createKeys } from '../src/redis/keys.js';
+import { startRedisServer } from '../src/services/redis-server-process.js';
+import { rssDocument, startFeedServer, type FeedServer } from '../test/fixtures/feeds/feed-server.js';
+import { startPostgresCluster } from '../test/support/postgres-cluster.js';
+import { spawnPlatform, type PlatformProcess } from '../test/support/processes.js';
+
+const DOMAINS = 100;
+const FEEDS = 1000;
+const ITEMS = 50;
+const WORKERS = 2;
+const CONCURRENCY = 50;
+const SPACING_MS = 1000;
+
+interface RoundResult {
+  label: string;
+  seconds: number;
+  refreshesPerSecond: number;
+  articlesPerSecond: number;
+  articles: number;
+  minGapMs: number;
+  meanDomainSpanMs: number;
+}
+
+function env(redisUrl: string, databaseUrl: string, dataDir: string, spacingMs: number): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'test',
+    REDIS_URL: redisUrl,
+    DATABASE_URL: databaseUrl,
+    DATABASE_POOL_SIZE: '10',
+    DATABASE_MIGRATE_ON_START: 'false',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    LOG_PRETTY: 'false',
+    FEED_DOMAIN_MIN_INTERVAL_MS: String(spacingMs),
+    FEED_WORKER_CONCURRENCY: String(CONCURRENCY),
+    FEED_RECONCILE_INTERVAL_SECONDS: '0',
+  };
+}
+
+async function round(label: string, spacingMs: number, ctx: { redisUrl: string; dbUrl: string; dataDir: string; server: FeedServer; userId: number }): Promise<RoundResult> {
+  const config = loadConfig(env(ctx.redisUrl, ctx.dbUrl, ctx.dataDir, spacingMs));
+  const db = createDatabase({ url: ctx.dbUrl, poolSize: 5 });
+  const connections = new RedisConnections({ kind: 'single', url: ctx.redisUrl }, connectionOptions(config), silentLogger());
+  const keys = createKeys(config.redis.prefix);
+  const queues = new QueueRegistry({ config, connections, keys });
+  const scheduler = new FeedScheduler({ queues, redis: connections.create('command', 'bench'), settings: config.feeds });
+  const workers: PlatformProcess[] = await Promise.all(Array.from({ length: WORKERS }, (_, i) => spawnPlatform('feeds', { ...env(ctx.redisUrl, ctx.dbUrl, ctx.dataDir, spacingMs), INSTANCE_ID: `bench-feeds-${i + 1}` })));
+  try {
+    await db.prisma.feed.createMany({
+      data: Array.from({ length: FEEDS }, (_, i) => ({
+        userId: ctx.userId,
+        url: ctx.server.url(`/gen/${label}-${i}.xml?items=${ITEMS}`, `127.0.0.${2 + (i % DOMAINS)}`),
+      })),
+    });
+    const feeds = await db.prisma.feed.findMany({ where: { userId: ctx.userId }, select: { id: true }, orderBy: { id: 'asc' } });
+    const firstRequest = ctx.server.requests.length;
+    const t0 = performance.now();
+    for (let i = 0; i < feeds.length; i += 100) {
+      await Promise.all(feeds.slice(i, i + 100).map((f) => scheduler.schedulePeriodic(f.id, 0, { trigger: 'initial' })));
+    }
+    for (;;) {
+      const done = await db.prisma.feed.count({ where: { userId: ctx.userId, lastFetchedAt: { not: null } } });
+      if (done >= FEEDS) break;
+      if (performance.now() - t0 > 600_000) throw new Error(`${label}: only ${done} of ${FEEDS} refreshed after 10 minutes`);
+      await sleep(50);
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const articles = await db.prisma.article.count({ where: { userId: ctx.userId } });
+    const failed = await db.prisma.feed.count({ where: { userId: ctx.userId, status: 'error' } });
+    if (failed) throw new Error(`${label}: ${failed} feeds failed`);
+
+    const requests = ctx.server.requests.slice(firstRequest).filter((r) => r.path.startsWith(`/gen/${label}-`));
+    const byHost = new Map<string, number[]>();
+    for (const r of requests) byHost.set(r.host, [...(byHost.get(r.host) ?? []), r.at]);
+    let minGapMs = Infinity;
+    let spanSum = 0;
+    for (const times of byHost.values()) {
+      times.sort((a, b) => a - b);
+      for (let i = 1; i < times.length; i++) minGapMs = Math.min(minGapMs, times[i]! - times[i - 1]!);
+      spanSum += times[times.length - 1]! - times[0]!;
+    }
+    return {
+      label,
+      seconds,
+      refreshesPerSecond: FEEDS / seconds,
+      articlesPerSecond: articles / seconds,
+      articles,
+      minGapMs,
+      meanDomainSpanMs: spanSum / byHost.size,
+    };
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+    await queues.close();
+    await connections.close();
+    await db.close();
+  }
+}
+
+function atomDocument(items: number, pad: number): string {
+  const filler = ' lorem ipsum dolor sit amet'.repeat(pad);
+  const entries = Array.from(
+    { length: items },
+    (_, i) =>
+      `<entry><title>Entry ${i}</title><id>urn:bench:${i}</id><updated>2024-01-01T00:00:00Z</updated><link rel="alternate" href="http://bench.test/e/${i}"/>` +
+      `<author><name>Author ${i % 7}</name></author><summary>Summary ${i}${filler}</summary><content type="html">&lt;p&gt;Body ${i}${filler}&lt;/p&gt;</content></entry>`,
+  );
+  return `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Bench</title><id>urn:bench</id><updated>2024-01-01T00:00:00Z</updated>${entries.join('\n')}</feed>`;
+}
+
+function jsonFeedDocument(items: number, pad: number): string {
+  const filler = ' lorem ipsum dolor sit amet'.repeat(pad);
+  return JSON.stringify({
+    version: 'https://jsonfeed.org/version/1.1',
+    title: 'Bench',
+    items: Array.from({ length: items }, (_, i) => ({
+      id: `urn:bench:${i}`,
+      url: `http://bench.test/j/${i}`,
+      title: `Item ${i}`,
+      summary: `Summary ${i}${filler}`,
+      content_html: `<p>Body ${i}${filler}</p>`,
+      date_published: '2024-01-01T00:00:00Z',
+      authors: [{ name: `Author ${i % 7}` }],
+    })),
+  });
+}
+
+/** Items needed for a ~5 MB document of the given generator. */
+function sized(make: (items: number) => string, targetBytes = 5 * 1024 * 1024): Uint8Array {
+  const probe = Buffer.byteLength(make(100));
+  return new TextEncoder().encode(make(Math.ceil((targetBytes / probe) * 100)));
+}
+
+/** Median MB/s of `fn` over `runs` runs (after one warm-up). */
+function throughput(bytes: number, fn: () => unknown, runs = 5): number {
+  fn();
+  const speeds: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    fn();
+    speeds.push(bytes / 1024 / 1024 / ((performance.now() - t) / 1000));
+  }
+  speeds.sort((a, b) => a - b);
+  return speeds[Math.floor(runs / 2)]!;
+}
+
+function parseBench(): { name: string; mb: number; mbPerSecond: number; items: number }[] {
+  const pad = 4;
+  const rss = sized((n) => rssDocument('http://bench.test', 'bench', n, { pad }));
+  const atom = sized((n) => atomDocument(n, pad));
+  const json = sized((n) => jsonFeedDocument(n, pad));
+  const jsonText = new TextDecoder().decode(json);
+  const rows = [
+    { name: 'RSS 2.0 (feedsmith)', doc: rss },
+    { name: 'Atom 1.0 (feedsmith)', doc: atom },
+    { name: 'JSON Feed 1.1 (feedsmith)', doc: json },
+  ].map(({ name, doc }) => {
+    const items = parseFeedDocument(doc, 'application/xml', 'http://bench.test/feed').articles.length;
+    return { name, mb: doc.byteLength / 1024 / 1024, items, mbPerSecond: throughput(doc.byteLength, () => parseFeedDocument(doc, null, 'http://bench.test/feed')) };
+  });
+  rows.push({
+    name: 'baseline: JSON.parse of the JSON Feed',
+    mb: json.byteLength / 1024 / 1024,
+    items: (JSON.parse(jsonText) as { items: unknown[] }).items.length,
+    mbPerSecond: throughput(json.byteLength, () => JSON.parse(new TextDecoder().decode(json))),
+  });
+  return rows;
+}
+
+async function main(): Promise<void> {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'wp-bench-feeds-'));
+  const redis = await startRedisServer({ dir: path.join(tmp, 'redis'), appendOnly: false });
+  const cluster = await startPostgresCluster();
+  const server = await startFeedServer({ hosts: Array.from({ length: DOMAINS }, (_, i) => `127.0.0.${2 + i}`) });
+  try {
+    const admin = new pg.Client({ connectionString: cluster.url });
+    await admin.connect();
+    await admin.query('CREATE DATABASE bench');
+    await admin.end();
+    const dbUrl = cluster.url.replace(/\/postgres$/, '/bench');
+    await applyMigrations(dbUrl);
+    const db = createDatabase({ url: dbUrl, poolSize: 2 });
+    const users = await Promise.all(['spaced', 'unspaced'].map((username) => db.prisma.user.create({ data: { username, passwordHash: 'x' } })));
+    await db.close();
+
+    console.log(`feed refresh: ${FEEDS} feeds on ${DOMAINS} domains, ${ITEMS} items each, ${WORKERS} worker processes × concurrency ${CONCURRENCY}`);
+    const ctx = { redisUrl: redis.url, dbUrl, dataDir: tmp, server };
+    const spaced = await round('spaced', SPACING_MS, { ...ctx, userId: users[0]!.id });
+    const baseline = await round('unspaced', 0, { ...ctx, userId: users[1]!.id });
+
+    const bound = DOMAINS * (1000 / SPACING_MS);
+    const perDomain = FEEDS / DOMAINS;
+    const idealSpanMs = (perDomain - 1) * SPACING_MS;
+    const line = (r: RoundResult) =>
+      `  ${r.label.padEnd(30)} ${r.seconds.toFixed(2).padStart(7)} s  ${r.refreshesPerSecond.toFixed(1).padStart(7)} refreshes/s  ${r.articlesPerSecond.toFixed(0).padStart(7)} articles upserted/s  (${r.articles} articles)  min gap per domain ${r.minGapMs.toFixed(1)} ms`;
+    console.log(line({ ...spaced, label: `spacing ${SPACING_MS} ms` }));
+    console.log(line({ ...baseline, label: 'baseline: spacing 0 ms' }));
+    console.log(`  ratio to the spacing bound (${bound} refreshes/s):      ${(spaced.refreshesPerSecond / bound).toFixed(2)}   (target >= 0.80)`);
+    console.log(`  ratio of the ideal per-domain span (${perDomain - 1} × ${SPACING_MS} ms) to the measured mean span (${spaced.meanDomainSpanMs.toFixed(0)} ms): ${(idealSpanMs / spaced.meanDomainSpanMs).toFixed(2)}`);
+    console.log(`  spaced / baseline throughput: ${(spaced.refreshesPerSecond / baseline.refreshesPerSecond).toFixed(2)}`);
+    console.log(`  spacing never under ${SPACING_MS} ms: ${spaced.minGapMs >= SPACING_MS ? 'yes' : 'NO'} (min ${spaced.minGapMs.toFixed(1)} ms)`);
+
+    console.log('\nparse throughput (parseFeedDocument: decode + feedsmith + mapping), ~5 MB documents, median of 5:');
+    const parse = parseBench();
+    const base = parse.at(-1)!.mbPerSecond;
+    for (const p of parse) console.log(`  ${p.name.padEnd(40)} ${p.mb.toFixed(1)} MB  ${String(p.items).padStart(6)} items  ${p.mbPerSecond.toFixed(1).padStart(7)} MB/s  (${(p.mbPerSecond / base).toFixed(2)} × JSON.parse)`);
+    if (spaced.minGapMs < SPACING_MS) process.exitCode = 1;
+  } finally {
+    await server.stop();
+    await cluster.stop();
+    await redis.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+await main();
+process.exit(process.exitCode ?? 0);
