@@ -86,4 +86,24 @@ export function scrollOneScreenScript(rowSelector: string, maxWaitMs: number): s
 })`;
 }
 
-export const SCROLL_TO_TOP = 'window.scrollTo(0, 0)';
+/**
+ * Back to the top after the human-like scrolling: waits for a wheel scroll still animating to
+ * end, scrolls to the top, and resolves once the rendered rows are the ones in the viewport
+ * again (a virtual list re-renders a frame later; reading before that would skip the first
+ * rows) or after `maxWaitMs`.
+ */
+export function scrollToTopScript(rowSelector: string, maxWaitMs: number): string {
+  return `(async () => {
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 25));
+  const started = performance.now();
+  let last = -1;
+  while (window.scrollY !== last && performance.now() - started < ${maxWaitMs}) { last = window.scrollY; await tick(); await tick(); }
+  window.scrollTo(0, 0);
+  const inView = () => Array.from(document.querySelectorAll(${JSON.stringify(rowSelector)})).some((r) => {
+    const box = r.getBoundingClientRect();
+    return box.bottom > 0 && box.top < window.innerHeight;
+  });
+  do { await tick(); } while (!(window.scrollY === 0 && inView()) && performance.now() - started < ${maxWaitMs});
+  return window.scrollY;
+})()`;
+}

@@ -92,7 +92,7 @@ async function load(input: FetchPageInput, remainingMs: () => number): Promise<F
   }
   if (seen.noResults && seen.rowCount === 0) return { items: [], noMoreResults: true, httpStatus, rowsSeen: 0, scrolls: 0 };
 
-  if (input.humanize) await humanize(page);
+  if (input.humanize) await humanize(page, adapter.selectors.row, Math.max(1000, input.scrollDelayMs));
   const extracted = await scrollAndExtract(page, adapter, input.status, { limit: input.limit, scrollDelayMs: input.scrollDelayMs });
   if (extracted.items.length === 0) {
     throw new Error(`${extracted.rowsSeen} result rows but none could be read as an item (has the page markup changed?)`);

@@ -1,14 +1,15 @@
 /**
  * A little human-like activity on the first page of a crawl (reference 3.4, step 5): a few
  * mouse moves with intermediate steps and a couple of wheel scrolls with uneven pauses, then
- * back to the top so the virtual list is read from its first row. About half a second.
+ * back to the top so the virtual list is read from its first row (waiting until it has
+ * re-rendered there). About half a second.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'puppeteer';
-import { SCROLL_TO_TOP } from './browser-scripts.js';
+import { scrollToTopScript } from './browser-scripts.js';
 import { VIEWPORT } from './launch-browser.js';
 
-export async function humanize(page: Page, random: () => number = Math.random): Promise<void> {
+export async function humanize(page: Page, rowSelector: string, maxWaitMs: number, random: () => number = Math.random): Promise<void> {
   const { width, height } = page.viewport() ?? VIEWPORT;
   const between = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo));
   const moves = between(2, 4);
@@ -21,5 +22,5 @@ export async function humanize(page: Page, random: () => number = Math.random): 
     await page.mouse.wheel({ deltaY: between(120, 360) });
     await sleep(between(60, 160));
   }
-  await page.evaluate(SCROLL_TO_TOP);
+  await page.evaluate(scrollToTopScript(rowSelector, maxWaitMs));
 }

@@ -23,6 +23,12 @@ import { ProxyBreaker } from './proxy-breaker.js';
 import { checkProxy } from './proxy-health-check.js';
 import { parseProxy } from './proxy-url.js';
 
+/**
+ * The embedded fixture marketplace trades a little (per keyword: 3 items sell and 4 are listed
+ * every 5 minutes), so the demo's repeated crawls see inflow and outflow.
+ */
+const EMBEDDED_MARKET_ACTIVITY = { everyMs: 5 * 60_000, sold: 3, listed: 4 };
+
 export interface CrawlerRoleHandle extends RoleHandle {
   /** Base URL being crawled (the embedded fixture marketplace's address when it runs). */
   baseUrl: string;
@@ -36,7 +42,7 @@ export async function startCrawlerRole(ctx: PlatformContext): Promise<CrawlerRol
   let fixture: FixtureMarketplace | undefined;
   let baseUrl = c.baseUrl;
   if (c.site === 'fixture' && c.baseUrl === EMBEDDED_FIXTURE_URL) {
-    fixture = await FixtureMarketplace.start();
+    fixture = await FixtureMarketplace.start({ activity: EMBEDDED_MARKET_ACTIVITY });
     baseUrl = fixture.url;
     logger.info({ url: fixture.url }, 'fixture marketplace serving (CRAWL_BASE_URL=embedded)');
   }

@@ -34,4 +34,20 @@ describe('FixtureCatalog', () => {
     c.reset();
     expect(c.page('x', 'on_sale', 1)[0]!.sourceId).toBe(first!.sourceId);
   });
+
+  it('trades by the clock when market activity is on, the same way for the same seed', () => {
+    const make = () => new FixtureCatalog({ itemsPerPage: 10, pages: 2, activity: { everyMs: 1000, sold: 2, listed: 3 } });
+    const a = make();
+    const b = make();
+    a.trade('x', 0);
+    a.trade('x', 999);
+    expect(a.items('x', 'sold')).toHaveLength(20);
+    a.trade('x', 2500); // two rounds
+    expect(a.items('x', 'sold')).toHaveLength(24);
+    expect(a.items('x', 'on_sale')).toHaveLength(20 - 4 + 6);
+    b.trade('x', 0);
+    b.trade('x', 2500);
+    expect(b.items('x', 'sold')).toEqual(a.items('x', 'sold'));
+    expect(new FixtureCatalog({ itemsPerPage: 10, pages: 2 }).items('x', 'sold')).toHaveLength(20);
+  });
 });

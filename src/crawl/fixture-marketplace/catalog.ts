@@ -17,6 +17,13 @@ export interface FixtureItem {
   status: FixtureStatus;
 }
 
+/** Simulated trading: every `everyMs`, per keyword, `sold` on-sale items sell and `listed` new ones appear. */
+export interface MarketActivity {
+  everyMs: number;
+  sold: number;
+  listed: number;
+}
+
 export interface CatalogOptions {
   /** Items per results page (default 120). */
   itemsPerPage?: number;
@@ -24,6 +31,8 @@ export interface CatalogOptions {
   pages?: number;
   /** Changes every keyword's items (default "fixture"). */
   seed?: string;
+  /** Off by default; the demo turns it on so that later crawls see a moving market. */
+  activity?: MarketActivity;
 }
 
 interface KeywordListing {
@@ -32,6 +41,8 @@ interface KeywordListing {
   nextSerial: number;
   prefix: string;
   random: () => number;
+  /** When market activity was last applied (ms). */
+  tradedAt?: number;
 }
 
 const ADJECTIVES = ['limited', 'rare', 'new', 'boxed', 'signed', 'vintage', 'complete', 'official', 'mint', 'used'];
@@ -63,12 +74,34 @@ export class FixtureCatalog {
   readonly itemsPerPage: number;
   readonly pages: number;
   private readonly seed: string;
+  private readonly activity: MarketActivity | undefined;
   private readonly listings = new Map<string, KeywordListing>();
 
   constructor(options: CatalogOptions = {}) {
     this.itemsPerPage = options.itemsPerPage ?? 120;
     this.pages = options.pages ?? 5;
     this.seed = options.seed ?? 'fixture';
+    this.activity = options.activity;
+  }
+
+  /**
+   * Applies the market activity due for a keyword by `now` (one round per `everyMs` elapsed
+   * since the keyword was first searched). Which items sell follows the keyword's seed.
+   */
+  trade(keyword: string, now: number): void {
+    const a = this.activity;
+    if (!a) return;
+    const l = this.listing(keyword);
+    l.tradedAt ??= now;
+    const rounds = Math.floor((now - l.tradedAt) / a.everyMs);
+    for (let r = 0; r < rounds; r++) {
+      const window = Math.min(l.onSale.length, this.pages * this.itemsPerPage);
+      const picked = new Set<string>();
+      while (picked.size < Math.min(a.sold, window)) picked.add(l.onSale[Math.floor(l.random() * window)]!.sourceId);
+      this.sell(keyword, [...picked]);
+      this.list(keyword, a.listed);
+    }
+    l.tradedAt += rounds * a.everyMs;
   }
 
   /** Items of one results page (1-based); empty past the last page. */

@@ -179,6 +179,7 @@ export class FixtureMarketplace {
 
     const answer = () => {
       if (!keyword) return html(res, 200, renderNoResults(''));
+      this.catalog.trade(keyword, Date.now());
       const items = this.catalog.page(keyword, status, page);
       if (items.length === 0) return html(res, 200, renderNoResults(keyword));
       html(res, 200, renderResults({ keyword, status, page, items, rowHeight: this.rowHeight }));
