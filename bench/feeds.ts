@@ -77,8 +77,13 @@ async function round(label: string, spacingMs: number, ctx: { redisUrl: string; 
   const keys = createKeys(config.redis.prefix);
   const queues = new QueueRegistry({ config, connections, keys });
   const scheduler = new FeedScheduler({ queues, redis: connections.create('command', 'bench'), settings: config.feeds });
-  const workers: PlatformProcess[] = await Promise.all(Array.from({ length: WORKERS }, (_, i) => spawnPlatform('feeds', { ...env(ctx.redisUrl, ctx.dbUrl, ctx.dataDir, spacingMs), INSTANCE_ID: `bench-feeds-${i + 1}` })));
+  const spawned = await Promise.allSettled(
+    Array.from({ length: WORKERS }, (_, i) => spawnPlatform('feeds', { ...env(ctx.redisUrl, ctx.dbUrl, ctx.dataDir, spacingMs), INSTANCE_ID: `bench-feeds-${i + 1}` }, { startTimeoutMs: 120_000 })),
+  );
+  const workers: PlatformProcess[] = spawned.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   try {
+    const notStarted = spawned.find((r) => r.status === 'rejected');
+    if (notStarted) throw (notStarted as PromiseRejectedResult).reason;
     await db.prisma.feed.createMany({
       data: Array.from({ length: FEEDS }, (_, i) => ({
         userId: ctx.userId,
