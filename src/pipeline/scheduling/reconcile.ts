@@ -38,7 +38,17 @@ interface IpRow {
   last_crawled_at: Date | null;
 }
 
-export async function reconcile(deps: { scheduler: CrawlScheduler; db: Database; redis: RedisClient; logger: Logger; spreadSeconds: number }): Promise<ReconcileReport> {
+export interface ReconcileDeps {
+  scheduler: CrawlScheduler;
+  db: Database;
+  redis: RedisClient;
+  logger: Logger;
+  spreadSeconds: number;
+  /** Crawls due now are placed at or after now + this, so the backpressure loop sees them before BullMQ promotes them. */
+  leadMs: number;
+}
+
+export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   const started = performance.now();
   const { scheduler, db, redis } = deps;
   const queue = scheduler.queue;
@@ -106,7 +116,7 @@ export async function reconcile(deps: { scheduler: CrawlScheduler; db: Database;
   if (unscheduled.length) {
     const due = spreadDueTimes(
       unscheduled.map((ip) => ({ ipId: ip.id, lastCrawledAt: ip.last_crawled_at, intervalSeconds: ip.interval_seconds })),
-      now,
+      now + deps.leadMs,
       deps.spreadSeconds * 1000,
     );
     const scheduled = await scheduler.scheduleMany(unscheduled.map((ip) => ({ id: ip.id, keyword: ip.keyword, dueAt: due.get(ip.id)! })));

@@ -61,13 +61,14 @@ export class SchedulerLoop {
     this.listen('crawl-result');
     // A failed start-up reconciliation (DB or Redis down) is retried by the next tick.
     await this.reconcileNow().catch((err: Error) => this.logger.warn({ err: err.message }, 'start-up reconciliation failed; retrying on the next tick'));
+    await this.applyBackpressure().catch((err: Error) => this.logger.warn({ err: err.message }, 'backpressure failed; next tick retries'));
     this.schedule();
   }
 
   /** One reconciliation now (also used by tests and the start). */
   async reconcileNow() {
     const { scheduler, db, redis, settings } = this.deps;
-    const report = await reconcile({ scheduler, db, redis, logger: this.logger, spreadSeconds: settings.spreadSeconds });
+    const report = await reconcile({ scheduler, db, redis, logger: this.logger, spreadSeconds: settings.spreadSeconds, leadMs: settings.tickMs });
     this.lastReconcile = Date.now();
     for (const action of ['scheduled', 'reAdded', 'advanced', 'orphansRemoved', 'released'] as const) {
       if (report[action]) this.reconciled.inc({ action }, report[action]);

@@ -1,0 +1,79 @@
+/**
+ * Backpressure: with SCHEDULER_BACKPRESSURE_THRESHOLD=5, no more than 5 crawl jobs wait at any
+ * sampled moment while 40 crawls fall due at once; the rest are held back, not dropped: every
+ * IP is crawled once and gets its next crawl.
+ */
+import pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { startTestRedis, type TestRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
+import { CrawlQueues, onSale, startStandInCrawler } from './helpers.js';
+
+describe('scheduler backpressure', () => {
+  let redis: TestRedis;
+  let db: TestDatabase;
+  let t: TestPlatform;
+  let q: CrawlQueues;
+
+  beforeAll(async () => {
+    redis = await startTestRedis();
+    db = await createTestDatabase();
+    const seed = new pg.Client({ connectionString: db.url });
+    await seed.connect();
+    await seed.query(`INSERT INTO ips (name, keyword, updated_at) SELECT 'IP ' || i, 'kw' || i, now() FROM generate_series(1, 40) AS i`);
+    await seed.end();
+    t = await startTestPlatform({
+      roles: ['pipeline'],
+      redis,
+      db,
+      env: { SCHEDULER_BACKPRESSURE_THRESHOLD: '5', SCHEDULER_BATCH_SIZE: '50', SCHEDULER_TICK_MS: '500', SCHEDULER_SPREAD_SECONDS: '1' },
+    });
+    q = new CrawlQueues(redis.url);
+  });
+  afterAll(async () => {
+    await q?.close();
+    await t?.stop();
+    await db?.drop();
+    await redis?.destroy();
+  });
+
+  it('never lets more than the threshold wait, and crawls every due IP', async () => {
+    let maxWaiting = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const c = await q.crawl.getJobCounts('waiting', 'prioritized');
+        maxWaiting = Math.max(maxWaiting, c.waiting + c.prioritized);
+        await sleep(20);
+      }
+    })();
+    const crawled: number[] = [];
+    const crawler = startStandInCrawler(
+      redis.url,
+      async (job) => {
+        crawled.push(job.data.ipId);
+        await sleep(100);
+        return [onSale(`${job.data.ipId}-x`)];
+      },
+      { concurrency: 1 },
+    );
+    try {
+      await waitFor(async () => (await t.platform.ctx.db.prisma.processedResult.count()) === 40, { timeoutMs: 90_000, intervalMs: 250, message: 'not every due IP was crawled' });
+    } finally {
+      sampling = false;
+      await sampler;
+      await crawler.close();
+    }
+    expect(maxWaiting).toBeGreaterThan(0);
+    expect(maxWaiting).toBeLessThanOrEqual(5);
+    expect(crawled.sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    const metrics = await t.platform.ctx.metrics.render();
+    expect(Number(/wp_scheduler_held_back_total (\d+)/.exec(metrics.body)?.[1])).toBeGreaterThan(0);
+    const pending = await q.pendingByIp();
+    expect(pending.size).toBe(40);
+    for (const jobs of pending.values()) expect(jobs).toHaveLength(1);
+  });
+});
