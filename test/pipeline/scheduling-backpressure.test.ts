@@ -46,7 +46,7 @@ describe('scheduler backpressure', () => {
     const sampler = (async () => {
       while (sampling) {
         const c = await q.crawl.getJobCounts('waiting', 'prioritized');
-        maxWaiting = Math.max(maxWaiting, c.waiting + c.prioritized);
+        maxWaiting = Math.max(maxWaiting, (c.waiting ?? 0) + (c.prioritized ?? 0));
         await sleep(20);
       }
     })();

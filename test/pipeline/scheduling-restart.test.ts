@@ -41,7 +41,7 @@ describe('exactly one pending crawl per active IP across restarts (1,000 IPs)', 
     await waitFor(async () => {
       const c = await q.crawl.getJobCounts('active');
       const r = await q.results.getJobCounts('waiting', 'active', 'delayed');
-      return c.active === 0 && r.waiting + r.active + r.delayed === 0;
+      return c.active === 0 && (r.waiting ?? 0) + (r.active ?? 0) + (r.delayed ?? 0) === 0;
     }, { timeoutMs: 60_000, message: `${label}: crawls still in flight` });
     // Start-up reconciliation runs on the leader in the background: wait until every active IP has a chain.
     const { rows } = await sql.query<{ id: number; active: boolean }>('SELECT id, active FROM ips');
