@@ -6,7 +6,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
-import { popScript, pushScript, snapshotScript, trimConsumedScript, unlockScript } from './pool-scripts.js';
+import { popOneScript, popScript, pushScript, snapshotScript, trimConsumedScript, unlockScript } from './pool-scripts.js';
 
 export interface PoolSnapshot {
   length: number;
@@ -22,7 +22,8 @@ export class PoolLists {
 
   /** RPOPs up to `count` items and records their ids as consumed, in one round trip. */
   async pop(type: PoolType, groupId: number, count: number): Promise<{ items: PoolItem[]; remaining: number }> {
-    const reply = await popScript.run<[number, ...string[]]>(this.redis, [this.keys.pool(type, groupId), this.keys.poolConsumed(type, groupId)], [count]);
+    const keys = [this.keys.pool(type, groupId), this.keys.poolConsumed(type, groupId)];
+    const reply = count === 1 ? await popOneScript.run<[number, ...string[]]>(this.redis, keys) : await popScript.run<[number, ...string[]]>(this.redis, keys, [count]);
     const [remaining, ...raw] = reply;
     return { items: raw.map(decodeItem), remaining: Number(remaining) };
   }

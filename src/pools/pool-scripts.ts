@@ -6,6 +6,19 @@
 import { RedisScript } from '../redis/script.js';
 import { ID_PATTERN } from './pool-item.js';
 
+/** Pops one item (FIFO) and records its id in the consumed list, atomically (the hot path of pop). */
+export const popOneScript = new RedisScript(
+  'pool-pop-one',
+  `-- KEYS[1] pool list, KEYS[2] consumed list (ids waiting to be marked in the DB)
+-- ARGV (none)
+-- Returns {pool length after the pop, item} or {0} when the pool is empty.
+local item = redis.call('RPOP', KEYS[1])
+if not item then return {0} end
+local id = string.match(item, '${ID_PATTERN}')
+if id then redis.call('LPUSH', KEYS[2], id) end
+return {redis.call('LLEN', KEYS[1]), item}`,
+);
+
 /** Pops up to ARGV[1] items (FIFO) and records their ids in the consumed list, atomically. */
 export const popScript = new RedisScript(
   'pool-pop',

@@ -80,19 +80,31 @@ export async function refillPool(deps: RefillDeps, type: PoolType, groupId: numb
     let length = snapshot.length;
     let pushed = 0;
     if (length >= settings.refillThreshold) return { status: 'refilled', length, pushed, released };
-    while (length < settings.size) {
-      const wanted = Math.min(settings.refillBatch, settings.size - length);
-      const batch = await rows.reserve(type, groupId, wanted);
+    // Reserve batch k+1 while batch k is pushed; pushes stay in order, so the pool stays FIFO.
+    let room = settings.size - length;
+    const reserveNext = () => {
+      const wanted = Math.min(settings.refillBatch, room);
+      const promise = rows.reserve(type, groupId, wanted);
+      promise.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+      return { wanted, promise };
+    };
+    let next: ReturnType<typeof reserveNext> | undefined = reserveNext();
+    while (next) {
+      const { wanted, promise } = next;
+      const batch = await promise;
+      next = undefined;
       if (!batch.length) break;
+      room -= batch.length;
+      if (batch.length === wanted && room > 0) next = reserveNext(); // else: the table ran out, or the pool is full
       const after = await lists.pushFenced(type, groupId, token, lockTtlMs, batch);
       if (after === undefined) {
-        // The reserved batch is in no pool now; the next refill's recovery releases it.
-        logger.warn({ type, groupId, rows: batch.length }, 'refill lost its lock; batch left for recovery');
+        // The reserved batches are in no pool now; the next refill's recovery releases them.
+        await next?.promise.catch(() => undefined);
+        logger.warn({ type, groupId, rows: batch.length }, 'refill lost its lock; reserved rows left for recovery');
         return { status: 'lock-lost', pushed, released };
       }
       pushed += batch.length;
       length = after;
-      if (batch.length < wanted) break; // no more available rows
     }
     return { status: 'refilled', length, pushed, released };
   } finally {

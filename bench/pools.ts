@@ -1,0 +1,414 @@
+/**
+ * Benchmark of the content pools (`npm run bench:pools`).
+ *
+ * HTTP pops, every server in its own child process, the load generator here (node:http with a
+ * keep-alive agent, one connection per client), at 1 and 64 concurrent clients:
+ *   - platform: POST /api/pools/titles/1/pop of the api role (auth with token check, validation,
+ *     the pop script that records the consumed id, metrics, the marking trigger);
+ *   - express:  a bare express app whose one route does only RPOP (the baseline of the target);
+ *   - node:http: a bare node:http server doing only RPOP (the ceiling of this machine).
+ * Runs are interleaved and repeated; each figure is the best of the rounds. Then pop-many with
+ * count 100 (items/s). The lists are topped up with synthetic items between runs (the HTTP path
+ * does not care where an item came from); refill and marking are measured on their own:
+ *   - refill rows/s: refillPool (reserve in batches of 500 + fenced LPUSH) from PostgreSQL, against
+ *     the reference design's SELECT + LPUSH with no reservation;
+ *   - consumed-marking rows/s: markConsumed (batches of POOL_CONSUMED_BATCH ids per UPDATE), against
+ *     the reference design's one UPDATE per row.
+ *
+ * Starts its own redis-server and PostgreSQL cluster and removes them afterwards.
+ * BENCH_ROUNDS (default 2) sets the rounds; BENCH_PART=http|db runs one half; BENCH_PROFILE_DIR
+ * writes a CPU profile of the api process.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express from 'express';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { silentLogger } from '../src/logging/logger.js';
+import { markConsumed } from '../src/pools/mark-consumed.js';
+import { encodeItem } from '../src/pools/pool-item.js';
+import { PoolLists } from '../src/pools/pool-lists.js';
+import { PoolRows } from '../src/pools/pool-rows.js';
+import { refillPool } from '../src/pools/refill-pool.js';
+import { createKeys } from '../src/redis/keys.js';
+import { startRedisServer } from '../src/services/redis-server-process.js';
+import { startPostgresCluster } from '../test/support/postgres-cluster.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '..');
+const ADMIN = { username: 'admin', password: 'bench-admin-password-0123' };
+const RUN_MS = 4000;
+const WARMUP_MS = 800;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const CLIENTS = [1, 64];
+const TEXT = 'A pooled title of about fifty bytes, ready to serve';
+const BARE_KEY = 'bench:bare:pool';
+
+// ---------------------------------------------------------------------------------------------
+// Server mode (child process): `bench/pools.ts serve <express|http> <redisUrl>` prints its port.
+
+async function serve(kind: string, redisUrl: string): Promise<void> {
+  const redis = new Redis(redisUrl);
+  const pop = async (res: http.ServerResponse) => {
+    const raw = await redis.rpop(BARE_KEY);
+    if (raw === null) {
+      res.statusCode = 404;
+      res.end('{"error":{"code":"pool_empty"}}');
+      return;
+    }
+    const item = JSON.parse(raw) as { id: number; text: string };
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    res.end(JSON.stringify({ ...item, source: 'pool' }));
+  };
+  let server: http.Server;
+  if (kind === 'express') {
+    const app = express();
+    app.post('/pop', (_req, res, next) => {
+      pop(res).catch(next);
+    });
+    server = http.createServer(app);
+  } else {
+    server = http.createServer((req, res) => {
+      req.resume();
+      pop(res).catch(() => {
+        res.statusCode = 500;
+        res.end();
+      });
+    });
+  }
+  server.keepAliveTimeout = 65_000;
+  server.listen(0, '127.0.0.1', () => console.log(`listening ${(server.address() as { port: number }).port}`));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load generator.
+
+interface LoadResult {
+  requests: number;
+  errors: number;
+  items: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+}
+
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** Count items in `{items: [...]}` answers (pop-many). */
+  many?: boolean;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function load(target: Target, clients: number, ms: number): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  const latencies: number[] = [];
+  let errors = 0;
+  let items = 0;
+  const url = new URL(target.url);
+  const headers = { ...target.headers, ...(target.body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(target.body)) } : { 'content-length': '0' }) };
+  const once = () =>
+    new Promise<void>((resolve) => {
+      const started = performance.now();
+      const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          latencies.push(performance.now() - started);
+          if (res.statusCode !== 200) errors += 1;
+          else if (target.many) items += (JSON.parse(Buffer.concat(chunks).toString()) as { items: unknown[] }).items.length;
+          else items += 1;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        errors += 1;
+        resolve();
+      });
+      req.end(target.body);
+    });
+  const started = performance.now();
+  const deadline = started + ms;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < deadline) await once();
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return { requests: latencies.length, errors, items, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes.
+
+function spawnServer(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, nodeFlags: string[] = []): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 90_000);
+    const check = () => {
+      const match = ready.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, match });
+      }
+    };
+    child.stdout!.on('data', (d) => {
+      out += d;
+      check();
+    });
+    child.stderr!.on('data', (d) => (out += d));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}):\n${out}`));
+    });
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const ms = (n: number) => `${n.toFixed(2)} ms`;
+
+async function topUp(redis: Redis, key: string, want: number, nextId: { value: number }): Promise<void> {
+  let length = await redis.llen(key);
+  while (length < want) {
+    const n = Math.min(20_000, want - length);
+    const items = Array.from({ length: n }, () => encodeItem({ id: nextId.value++, text: TEXT }));
+    length = await redis.lpush(key, ...items);
+  }
+}
+
+interface Env {
+  redis: Redis;
+  pool: pg.Pool;
+  apiUrl: string;
+  token: string;
+  expressUrl: string;
+  httpUrl: string;
+}
+
+async function httpBench(env: Env): Promise<void> {
+  const { redis } = env;
+  const auth = { authorization: `Bearer ${env.token}` };
+  const keys = createKeys('wp');
+  const poolKey = keys.pool('titles', 1);
+  const nextId = { value: 1_000_000_000 };
+  const targets: (Target & { key: string })[] = [
+    { name: 'platform pop (auth)', url: `${env.apiUrl}/api/pools/titles/1/pop`, headers: auth, key: poolKey },
+    { name: 'bare express RPOP', url: `${env.expressUrl}/pop`, headers: {}, key: BARE_KEY },
+    { name: 'bare node:http RPOP', url: `${env.httpUrl}/pop`, headers: {}, key: BARE_KEY },
+  ];
+  console.log(`HTTP: ${RUN_MS} ms per run after ${WARMUP_MS} ms warm-up, best of ${ROUNDS} interleaved rounds\n`);
+  const best = new Map<string, LoadResult>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const clients of CLIENTS) {
+      for (const target of targets) {
+        await topUp(redis, target.key, 400_000, nextId);
+        await load(target, clients, WARMUP_MS);
+        const r = await load(target, clients, RUN_MS);
+        const id = `${target.name}@${clients}`;
+        const prev = best.get(id);
+        if (!prev || r.requests / r.seconds > prev.requests / prev.seconds) best.set(id, r);
+        await redis.del(keys.poolConsumed('titles', 1));
+      }
+    }
+  }
+  const rate = (r: LoadResult) => r.requests / r.seconds;
+  console.log('pops over HTTP            clients   pops/s      p50        p99      errors');
+  for (const clients of CLIENTS) {
+    for (const target of targets) {
+      const r = best.get(`${target.name}@${clients}`)!;
+      console.log(`${target.name.padEnd(24)} ${String(clients).padStart(7)} ${fmt(rate(r)).padStart(9)} ${ms(r.p50).padStart(10)} ${ms(r.p99).padStart(10)} ${String(r.errors).padStart(7)}`);
+    }
+  }
+  console.log('');
+  for (const clients of CLIENTS) {
+    const p = rate(best.get(`platform pop (auth)@${clients}`)!);
+    const e = rate(best.get(`bare express RPOP@${clients}`)!);
+    const h = rate(best.get(`bare node:http RPOP@${clients}`)!);
+    console.log(`${clients} client(s): platform/express ${(p / e).toFixed(2)}x (target >= 0.8x: ${p / e >= 0.8 ? 'met' : 'NOT met'}), platform/node:http ${(p / h).toFixed(2)}x, express/node:http ${(e / h).toFixed(2)}x`);
+  }
+
+  // pop-many, count 100
+  const many: Target = { name: 'platform pop-many 100', url: `${env.apiUrl}/api/pools/titles/1/pop-many`, headers: auth, body: JSON.stringify({ count: 100 }), many: true };
+  const manyClients = 16;
+  let bestMany: LoadResult | undefined;
+  for (let round = 0; round < ROUNDS; round++) {
+    await topUp(redis, poolKey, 1_500_000, nextId);
+    await load(many, manyClients, WARMUP_MS);
+    const r = await load(many, manyClients, RUN_MS);
+    if (!bestMany || r.items / r.seconds > bestMany.items / bestMany.seconds) bestMany = r;
+    await redis.del(keys.poolConsumed('titles', 1));
+  }
+  const itemsPerSecond = bestMany!.items / bestMany!.seconds;
+  console.log(
+    `\npop-many count 100, ${manyClients} clients: ${fmt(itemsPerSecond)} items/s (${fmt(bestMany!.requests / bestMany!.seconds)} requests/s, p50 ${ms(bestMany!.p50)}, p99 ${ms(bestMany!.p99)}, errors ${bestMany!.errors}); ` +
+      `${(itemsPerSecond / rate(best.get('platform pop (auth)@64')!)).toFixed(1)}x single pops at 64 clients; target >= 100,000 items/s: ${itemsPerSecond >= 100_000 ? 'met' : 'NOT met'}`,
+  );
+  await redis.del(poolKey, BARE_KEY);
+}
+
+async function dbBench(env: Env): Promise<void> {
+  const { redis, pool } = env;
+  const keys = createKeys('wp');
+  const rows = new PoolRows(pool);
+  const lists = new PoolLists(redis, keys);
+  const N = 100_000;
+  for (const groupId of [10, 11]) {
+    for (let i = 0; i < N; i += 10_000) {
+      const m = Math.min(10_000, N - i);
+      await rows.insert('titles', groupId, Array.from({ length: m }, (_, k) => ({ text: `${TEXT} ${i + k}`, batchId: (i + k) % 3 })));
+    }
+  }
+  await pool.query('VACUUM ANALYZE titles');
+
+  // Refill of one pool with the platform's batches, against the reference design's SELECT + LPUSH.
+  const settings = { size: N, refillThreshold: N, refillBatch: 500, refillLockSeconds: 60 };
+  let t = performance.now();
+  const outcome = await refillPool({ lists, rows, settings, logger: silentLogger() }, 'titles', 10);
+  const refillSeconds = (performance.now() - t) / 1000;
+  const pushed = 'pushed' in outcome ? outcome.pushed : 0;
+  t = performance.now();
+  let referencePushed = 0;
+  let after = { batchId: 2 ** 31 - 1, id: '0' };
+  for (;;) {
+    // Keyset pagination in serving order; no status change, so nothing stops a second refill from queueing the same rows.
+    const { rows: batch } = await pool.query<{ id: string; batch_id: number; text: string }>(
+      `SELECT id, batch_id, text FROM titles WHERE group_id = 11 AND status = 'available' AND (batch_id < $1 OR (batch_id = $1 AND id > $2))
+       ORDER BY batch_id DESC, id ASC LIMIT 500`,
+      [after.batchId, after.id],
+    );
+    if (!batch.length) break;
+    await redis.lpush('bench:reference:pool', ...batch.map((r) => encodeItem({ id: Number(r.id), text: r.text })));
+    referencePushed += batch.length;
+    const last = batch.at(-1)!;
+    after = { batchId: last.batch_id, id: last.id };
+  }
+  const referenceSeconds = (performance.now() - t) / 1000;
+  await redis.del('bench:reference:pool');
+  const refillRate = pushed / refillSeconds;
+  const referenceRate = referencePushed / referenceSeconds;
+  console.log(
+    `\nrefill (reserve 500/statement + fenced LPUSH): ${fmt(refillRate)} rows/s (${fmt(pushed)} rows in ${refillSeconds.toFixed(2)} s); target >= 20,000 rows/s: ${refillRate >= 20_000 ? 'met' : 'NOT met'}\n` +
+      `  reference SELECT + LPUSH, no reservation: ${fmt(referenceRate)} rows/s (${fmt(referencePushed)} rows); platform/reference ${(refillRate / referenceRate).toFixed(2)}x`,
+  );
+
+  // Consumed-marking: the pool popped empty (the ids land in the consumed list), then marked.
+  while ((await lists.pop('titles', 10, 1000)).items.length) {
+    /* drain the pool into the consumed list */
+  }
+  for (const batch of [1000, 5000]) {
+    if (batch !== 1000) {
+      await pool.query(`UPDATE titles SET status = 'reserved', consumed_at = NULL WHERE group_id = 10`);
+      const { rows: ids } = await pool.query<{ id: string }>(`SELECT id FROM titles WHERE group_id = 10 ORDER BY id`);
+      for (let i = 0; i < ids.length; i += 10_000) await redis.lpush(keys.poolConsumed('titles', 10), ...ids.slice(i, i + 10_000).map((r) => r.id));
+      await pool.query('VACUUM ANALYZE titles');
+    }
+    t = performance.now();
+    let marked = 0;
+    for (;;) {
+      const r = await markConsumed({ lists, rows, settings: { consumedBatch: batch } }, 'titles', 10);
+      marked += r.marked;
+      if (!r.more) break;
+    }
+    const markRate = marked / ((performance.now() - t) / 1000);
+    console.log(`consumed-marking, ${batch} ids per UPDATE: ${fmt(markRate)} rows/s (${fmt(marked)} rows); target >= 20,000 rows/s: ${markRate >= 20_000 ? 'met' : 'NOT met'}`);
+  }
+  const { rows: sample } = await pool.query<{ id: string }>(`SELECT id FROM titles WHERE group_id = 11 ORDER BY id LIMIT 5000`);
+  t = performance.now();
+  for (const r of sample) await pool.query(`UPDATE titles SET status = 'consumed', consumed_at = now() WHERE id = $1`, [r.id]);
+  console.log(`  reference, one UPDATE per row: ${fmt(sample.length / ((performance.now() - t) / 1000))} rows/s (${fmt(sample.length)} rows)`);
+}
+
+async function main(): Promise<void> {
+  const part = process.env.BENCH_PART ?? 'all';
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'wp-bench-pools-'));
+  const redisServer = await startRedisServer({ dir: path.join(tmp, 'redis') });
+  const cluster = await startPostgresCluster();
+  const children: ChildProcess[] = [];
+  const redis = new Redis(redisServer.url);
+  let pool: pg.Pool | undefined;
+  try {
+    const admin = new pg.Client({ connectionString: cluster.url });
+    await admin.connect();
+    await admin.query('CREATE DATABASE bench_pools');
+    await admin.end();
+    const dbUrl = new URL(cluster.url);
+    dbUrl.pathname = '/bench_pools';
+    const databaseUrl = dbUrl.toString();
+    execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/db/cli-migrate.ts')], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl }, stdio: 'ignore' });
+    pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+
+    const platformEnv: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'production',
+      REDIS_URL: redisServer.url,
+      REDIS_PREFIX: 'wp',
+      DATABASE_URL: databaseUrl,
+      DATABASE_MIGRATE_ON_START: 'false',
+      DATA_DIR: path.join(tmp, 'data'),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      LOG_PRETTY: 'false',
+      HTTP_ACCESS_LOG: 'false',
+      ADMIN_USERNAME: ADMIN.username,
+      ADMIN_PASSWORD: ADMIN.password,
+      JWT_SECRET: 'bench-secret-0123456789abcdef0123456789abcdef',
+      // No refill requests from the pop path: the bench keeps the lists filled itself.
+      POOL_REFILL_THRESHOLD: '0',
+    };
+    const bareEnv = { PATH: process.env.PATH, NODE_ENV: 'production' };
+    const [platform, bareExpress, bareHttp] = await Promise.all([
+      spawnServer(['workers/run-role.ts', 'api'], platformEnv, /API\s+(http:\/\/\S+)\/api/, process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []),
+      spawnServer(['bench/pools.ts', 'serve', 'express', redisServer.url], bareEnv, /listening (\d+)/),
+      spawnServer(['bench/pools.ts', 'serve', 'http', redisServer.url], bareEnv, /listening (\d+)/),
+    ]);
+    children.push(platform.child, bareExpress.child, bareHttp.child);
+    const apiUrl = platform.match[1]!;
+    const login = await fetch(`${apiUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const { token } = (await login.json()) as { token: string };
+    const env: Env = { redis, pool, apiUrl, token, expressUrl: `http://127.0.0.1:${bareExpress.match[1]}`, httpUrl: `http://127.0.0.1:${bareHttp.match[1]}` };
+
+    console.log(`pools benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    if (part !== 'db') await httpBench(env);
+    if (part !== 'http') await dbBench(env);
+  } finally {
+    for (const c of children) await stopChild(c).catch(() => undefined);
+    redis.disconnect();
+    await pool?.end().catch(() => undefined);
+    await redisServer.stop();
+    await cluster.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === 'serve') {
+  await serve(process.argv[3]!, process.argv[4]!);
+} else {
+  await main();
+  process.exit(0);
+}
