@@ -46,13 +46,27 @@ export function createKeys(prefix: string) {
 
     // messages
     sessionMessages: (sessionId: string) => `${p}:chat:session:{${sessionId}}:messages`,
+    /** Accepted messages waiting to be written to the DB (write-behind), one list per shard. */
+    messagePersistBuffer: (shard: number) => `${p}:messages:persist:{persist-${shard}}`,
+    /** The lease of the drain working on a buffer; same slot, so claim and acknowledge are atomic. */
+    messagePersistLock: (shard: number) => `${p}:messages:persist:{persist-${shard}}:lock`,
+    /** Buffer entries the DB refused one by one (kept for inspection, never retried by themselves). */
+    messagePersistDead: (shard: number) => `${p}:messages:persist:{persist-${shard}}:dead`,
 
     // cluster
-    leader: () => `${p}:cluster:{leader}`,
-    sharedConfig: () => `${p}:cluster:{config}`,
-    sharedConfigVersion: () => `${p}:cluster:{config}:version`,
-    instance: (instanceId: string) => `${p}:cluster:instance:{${instanceId}}`,
-    instancesByRole: (role: string) => `${p}:cluster:role:{${role}}`,
+    /** Lease of one singleton work (value "<instance>#<token>"); its fencing-token counter shares the slot. */
+    lease: (work: string) => `${p}:cluster:lease:{${work}}`,
+    leaseToken: (work: string) => `${p}:cluster:lease:{${work}}:token`,
+    /** Shared config and its version live in the slot of the `cluster` lease: publishing checks the lease. */
+    sharedConfig: () => `${p}:cluster:config:{cluster}`,
+    sharedConfigVersion: () => `${p}:cluster:config:{cluster}:version`,
+    /** Instance registry, one slot: index (id → lastSeen), details (TTL), membership per role and per queue. */
+    instanceIndex: () => `${p}:cluster:{registry}:instances`,
+    instance: (instanceId: string) => `${p}:cluster:{registry}:instance:${instanceId}`,
+    instancesByRole: (role: string) => `${p}:cluster:{registry}:role:${role}`,
+    instancesByQueue: (queue: string) => `${p}:cluster:{registry}:queue:${queue}`,
+    /** The membership keys in use, so the leader's cleanup can trim them all. */
+    membershipIndex: () => `${p}:cluster:{registry}:memberships`,
   };
 }
 

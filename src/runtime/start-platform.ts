@@ -3,9 +3,12 @@
  * migrations, Redis and database connections, the queue registry, then the requested roles.
  *
  * Shutdown is ordered and idempotent: roles stop in reverse start order (the API stops taking
- * requests first, then workers finish or hand back their jobs, then the cluster role releases
- * its lease), then queues, Redis connections, the database and finally embedded services.
+ * requests first, then workers finish or hand back their jobs), then the singleton works' leases
+ * are released and the instance leaves the cluster registry, then queues, Redis connections, the
+ * database and finally embedded services. Every process, whatever its roles, runs the cluster
+ * coordination (src/cluster/coordination.ts): leases, shared config follower, registry heartbeat.
  */
+import { createClusterCoordination } from '../cluster/coordination.js';
 import { assertProductionSafe, describeConfig, loadConfig, type Config } from '../config/index.js';
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createDatabase } from '../db/client.js';
@@ -18,7 +21,6 @@ import { createKeys } from '../redis/keys.js';
 import { JOB_STATES } from '../queues/job-inspector.js';
 import { QueueRegistry } from '../queues/registry.js';
 import { provideServices } from '../services/provide-services.js';
-import { LocalLeadership } from './local-leadership.js';
 import { roleStarters, ROLE_NAMES, type RoleName } from './roles.js';
 
 export interface StartOptions {
@@ -92,8 +94,13 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       metrics.dependencyUp.set({ dependency: 'database' }, (await db.ping()) ? 1 : 0);
     });
 
-    const leadership = new LocalLeadership(logger);
-    cleanups.push(() => leadership.stop());
+    // Every process: config follower, registry heartbeat, leases (stopped in reverse: leases are
+    // released after the roles stopped, then the instance leaves the registry).
+    const cluster = createClusterCoordination({ config, connections, redis, keys, db, logger, metrics });
+    cleanups.push(() => cluster.sharedConfig.stop());
+    cleanups.push(() => cluster.registry.stop());
+    cleanups.push(() => cluster.leadership.stop());
+    await cluster.sharedConfig.start();
 
     const ctx: PlatformContext = {
       config,
@@ -105,7 +112,8 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       redis,
       queues,
       db,
-      leadership,
+      leadership: cluster.leadership,
+      sharedConfig: cluster.sharedConfig,
     };
 
     const roles: RoleHandle[] = [];
@@ -116,6 +124,7 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       cleanups.push(() => handle.stop());
       logger.debug({ role: name, queues: handle.queues }, 'role started');
     }
+    cluster.registry.start({ roles: roles.map((r) => r.name), queues: roles.flatMap((r) => r.queues) });
     const api = roles.find((r) => r.name === 'api') as (RoleHandle & { url?: string }) | undefined;
 
     let stopping: Promise<void> | undefined;

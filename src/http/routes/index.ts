@@ -7,6 +7,7 @@ import type { PlatformContext } from '../../context.js';
 import { JobInspector } from '../../queues/job-inspector.js';
 import type { AnyRoute } from '../route.js';
 import { authRoutes } from './auth-routes.js';
+import { clusterRoutes } from './cluster-routes.js';
 import { feedRoutesOf } from './feed-routes.js';
 import { ipRoutes } from './ip-routes.js';
 import { jobRoutes } from './job-routes.js';
@@ -19,5 +20,5 @@ export interface RouteDeps {
 }
 
 export function allRoutes({ ctx, auth }: RouteDeps): AnyRoute[] {
-  return [...authRoutes(auth), ...jobRoutes(new JobInspector(ctx.queues)), ...feedRoutesOf(ctx), ...ipRoutes(ctx), ...poolRoutes(ctx), ...messageRoutesOf(ctx)];
+  return [...authRoutes(auth), ...jobRoutes(new JobInspector(ctx.queues)), ...feedRoutesOf(ctx), ...ipRoutes(ctx), ...poolRoutes(ctx), ...messageRoutesOf(ctx), ...clusterRoutes(ctx)];
 }

@@ -1,0 +1,201 @@
+/**
+ * The live instance registry: every process (any role) heartbeats its id, roles and queues.
+ *
+ * Keys, all in the `{registry}` slot so one script updates them together (Redis Cluster):
+ *   …:instances            ZSET id → lastSeen (Redis time, ms)
+ *   …:instance:<id>        JSON details, PX INSTANCE_TTL_MS: gone when the instance stops beating
+ *   …:role:<role>          ZSET id → lastSeen, one per role   (the reference's member index)
+ *   …:queue:<queue>        ZSET id → lastSeen, one per queue
+ *   …:memberships          SET of the role/queue keys in use (for the cleanup)
+ *
+ * A heartbeat every INSTANCE_TTL_MS/3 rewrites the details with their TTL and the lastSeen
+ * scores; readers list only instances whose details still exist, so a dead instance leaves the
+ * list within the TTL. Its ids in the sorted sets are trimmed by the leader's cleanup
+ * (trimRegistry, cluster role); a stopping instance removes itself at once.
+ */
+import os from 'node:os';
+import type { Logger } from '../logging/logger.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { RedisScript } from '../redis/script.js';
+
+type RegistryKeys = Pick<Keys, 'instanceIndex' | 'instance' | 'instancesByRole' | 'instancesByQueue' | 'membershipIndex'>;
+
+/** What an instance says about itself at each heartbeat. */
+export interface InstanceDetails {
+  id: string;
+  roles: string[];
+  queues: string[];
+  host: string;
+  pid: number;
+  startedAt: string;
+  /** Singleton works it competes for, and those it holds. */
+  works: string[];
+  leads: string[];
+  config: { version: number | null; source: 'shared' | 'local' | null };
+}
+
+export interface InstanceInfo extends InstanceDetails {
+  lastSeen: string;
+}
+
+/**
+ * KEYS[1] index, KEYS[2] details, KEYS[3] membership index, KEYS[4..] role and queue sets
+ * ARGV[1] id, ARGV[2] TTL ms, ARGV[3] details JSON
+ * Returns the lastSeen written (Redis time, ms).
+ */
+const heartbeat = new RedisScript(
+  'registry-heartbeat',
+  `-- KEYS[1] index, KEYS[2] details, KEYS[3] membership index, KEYS[4..] memberships; ARGV[1] id, ARGV[2] ttl ms, ARGV[3] details
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+for i = 4, #KEYS do
+  redis.call('ZADD', KEYS[i], now, ARGV[1])
+  redis.call('SADD', KEYS[3], KEYS[i])
+end
+return now
+`,
+);
+
+/**
+ * KEYS[1] index, KEYS[2] details, KEYS[3..] role and queue sets
+ * ARGV[1] id
+ */
+const leave = new RedisScript(
+  'registry-leave',
+  `-- KEYS[1] index, KEYS[2] details, KEYS[3..] memberships; ARGV[1] id
+redis.call('DEL', KEYS[2])
+redis.call('ZREM', KEYS[1], ARGV[1])
+for i = 3, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
+return 1
+`,
+);
+
+/**
+ * Removes ids not seen for a TTL from the index and every membership set; forgets empty sets.
+ *
+ * KEYS[1] index, KEYS[2] membership index, KEYS[3..] role and queue sets
+ * ARGV[1] TTL ms
+ * Returns the number of ids removed from the index.
+ */
+const trim = new RedisScript(
+  'registry-trim',
+  `-- KEYS[1] index, KEYS[2] membership index, KEYS[3..] memberships; ARGV[1] ttl ms
+local t = redis.call('TIME')
+local cutoff = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[1])
+local removed = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. cutoff)
+for i = 3, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', '(' .. cutoff)
+  if redis.call('ZCARD', KEYS[i]) == 0 then redis.call('SREM', KEYS[2], KEYS[i]) end
+end
+return removed
+`,
+);
+
+export interface InstanceRegistryDeps {
+  redis: RedisClient;
+  keys: RegistryKeys;
+  instanceId: string;
+  ttlMs: number;
+  logger: Logger;
+  /** The parts of the details that change: works, leads, config. */
+  status: () => Pick<InstanceDetails, 'works' | 'leads' | 'config'>;
+}
+
+export class InstanceRegistry {
+  private membership: { roles: string[]; queues: string[] } | undefined;
+  private readonly startedAt = new Date().toISOString();
+  private timer: NodeJS.Timeout | undefined;
+  private beating: Promise<void> | undefined;
+  private stopping: Promise<void> | undefined;
+  private redisDown = false;
+
+  constructor(private readonly deps: InstanceRegistryDeps) {}
+
+  /** Registers this process with its roles and queues and starts the heartbeat. */
+  start(membership: { roles: string[]; queues: string[] }): void {
+    this.membership = { roles: [...new Set(membership.roles)], queues: [...new Set(membership.queues)] };
+    void this.beat();
+    this.timer = setInterval(() => void this.beat(), Math.max(100, Math.floor(this.deps.ttlMs / 3)));
+    this.timer.unref();
+  }
+
+  details(): InstanceDetails {
+    const { roles, queues } = this.membership ?? { roles: [], queues: [] };
+    return { id: this.deps.instanceId, roles, queues, host: os.hostname(), pid: process.pid, startedAt: this.startedAt, ...this.deps.status() };
+  }
+
+  /** Stops the heartbeat and removes this instance from the registry. Idempotent. */
+  stop(): Promise<void> {
+    return (this.stopping ??= (async () => {
+      clearInterval(this.timer);
+      await this.beating;
+      if (!this.membership) return;
+      await leave.run(this.deps.redis, [this.deps.keys.instanceIndex(), this.deps.keys.instance(this.deps.instanceId), ...this.membershipKeys()], [this.deps.instanceId]).catch(() => undefined);
+    })());
+  }
+
+  private membershipKeys(): string[] {
+    const { roles, queues } = this.membership ?? { roles: [], queues: [] };
+    return [...roles.map((r) => this.deps.keys.instancesByRole(r)), ...queues.map((q) => this.deps.keys.instancesByQueue(q))];
+  }
+
+  private beat(): Promise<void> {
+    if (this.beating || this.stopping) return this.beating ?? Promise.resolve();
+    const { redis, keys, instanceId, ttlMs, logger } = this.deps;
+    this.beating = heartbeat
+      .run(redis, [keys.instanceIndex(), keys.instance(instanceId), keys.membershipIndex(), ...this.membershipKeys()], [instanceId, ttlMs, JSON.stringify(this.details())])
+      .then(
+        () => {
+          if (this.redisDown) logger.info('instance registry: heartbeat restored');
+          this.redisDown = false;
+        },
+        (err: Error) => {
+          if (!this.redisDown) logger.warn({ err: err.message }, 'instance registry: heartbeat failed; retrying');
+          this.redisDown = true;
+        },
+      )
+      .finally(() => (this.beating = undefined));
+    return this.beating;
+  }
+}
+
+/** The live instances (details present), with their last heartbeat, ordered by id. */
+export async function listInstances(redis: RedisClient, keys: RegistryKeys): Promise<InstanceInfo[]> {
+  const flat = (await redis.zrange(keys.instanceIndex(), 0, '-1', 'WITHSCORES')) as string[];
+  if (!flat.length) return [];
+  const ids: string[] = [];
+  const seen = new Map<string, number>();
+  for (let i = 0; i < flat.length; i += 2) {
+    ids.push(flat[i]!);
+    seen.set(flat[i]!, Number(flat[i + 1]));
+  }
+  const details = await redis.mget(...ids.map((id) => keys.instance(id)));
+  const out: InstanceInfo[] = [];
+  details.forEach((text, i) => {
+    if (!text) return;
+    try {
+      const d = JSON.parse(text) as InstanceDetails;
+      out.push({ ...d, lastSeen: new Date(seen.get(ids[i]!)!).toISOString() });
+    } catch {
+      /* unreadable entry: skip */
+    }
+  });
+  return out.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** Ids registered for a role or a queue and heard from within the TTL. */
+export async function membersOf(redis: RedisClient, keys: RegistryKeys, kind: 'role' | 'queue', name: string, ttlMs: number): Promise<string[]> {
+  const key = kind === 'role' ? keys.instancesByRole(name) : keys.instancesByQueue(name);
+  const [seconds, micros] = await redis.time();
+  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  return redis.zrangebyscore(key, String(now - ttlMs), '+inf');
+}
+
+/** The leader's cleanup: drops ids not seen for a TTL from the index and every membership set. */
+export async function trimRegistry(redis: RedisClient, keys: RegistryKeys, ttlMs: number): Promise<number> {
+  const memberships = await redis.smembers(keys.membershipIndex());
+  return trim.run<number>(redis, [keys.instanceIndex(), keys.membershipIndex(), ...memberships], [ttlMs]);
+}

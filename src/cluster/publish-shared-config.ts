@@ -1,0 +1,41 @@
+/**
+ * The leader's config generation (singleton work of the `cluster` lease), one round:
+ * compute from the DB → if the published digest is the same, only renew its TTL → otherwise
+ * publish a new version (INCR + SET, one script) → let this process load it at once.
+ * Both Redis steps check in Redis that this term still holds the `cluster` lease.
+ */
+import type { LeaderTerm, SharedConfigContent, SharedConfigView } from '../context.js';
+import type { Logger } from '../logging/logger.js';
+import { leaseValue } from './lease-scripts.js';
+import { encodeBody } from './shared-config.js';
+import type { SharedConfigStore } from './shared-config-store.js';
+
+export interface PublishDeps {
+  store: SharedConfigStore;
+  compute: () => Promise<SharedConfigContent>;
+  sharedConfig: SharedConfigView;
+  instanceId: string;
+  ttlMs: number;
+  logger: Logger;
+}
+
+export type PublishOutcome = 'published' | 'unchanged' | 'not-leader';
+
+export async function publishSharedConfig(deps: PublishDeps, term: LeaderTerm): Promise<PublishOutcome> {
+  const content = await deps.compute();
+  if (!term.isCurrent()) return 'not-leader';
+  const value = leaseValue(deps.instanceId, term.token);
+  const { body, digest } = encodeBody({ generatedAt: new Date().toISOString(), generatedBy: deps.instanceId }, content);
+  const kept = await deps.store.keepAlive(value, digest, deps.ttlMs);
+  if (kept === -1) return 'not-leader';
+  if (kept === 1) return 'unchanged';
+  if (!term.isCurrent()) return 'not-leader';
+  const version = await deps.store.publish(value, body, deps.ttlMs);
+  if (version === null) return 'not-leader';
+  deps.logger.info(
+    { version, digest, poolGroups: content.poolGroups, ips: content.ips.length, token: term.token },
+    'shared config published',
+  );
+  await deps.sharedConfig.refresh();
+  return 'published';
+}

@@ -1,0 +1,27 @@
+import { clusterStatus } from '../../cluster/cluster-status.js';
+import type { PlatformContext } from '../../context.js';
+import { HttpError } from '../../errors.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+
+export function clusterRoutes(ctx: PlatformContext): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get', path: '/api/cluster', tag: 'cluster',
+      summary: 'The leader, the shared config version, each singleton work with its holder, the live instances and the answering instance\'s own view.',
+      responses: { 200: { description: '{leader, configVersion, leases, instances: [{id, roles, queues, lastSeen, ...}], self, redis}' } },
+      handler: async () => ({
+        body: await clusterStatus({ redis: ctx.redis, keys: ctx.keys, instanceId: ctx.instanceId, leadership: ctx.leadership, sharedConfig: ctx.sharedConfig }),
+      }),
+    }),
+    defineRoute({
+      method: 'get', path: '/api/cluster/config', tag: 'cluster',
+      summary: 'The shared config the answering instance runs on: version, source (shared or local), content.',
+      responses: { 200: { description: 'snapshot' }, 503: { description: 'not loaded yet' } },
+      handler: () => {
+        const snapshot = ctx.sharedConfig.current();
+        if (!snapshot) throw new HttpError(503, 'config_not_loaded', 'the shared config has not been loaded yet');
+        return { body: snapshot };
+      },
+    }),
+  ];
+}
