@@ -4,20 +4,20 @@
  *
  *   1. seq and id are assigned and the cache MULTI is sent in one synchronous step, so one
  *      process's appends reach the list in seq order (a session keeps its connection);
- *   2. at the same time the message goes to the persist queue, or straight to the DB when the
- *      queue cannot take it (PersistWriter);
+ *   2. in the same step the message goes to its persist buffer, or straight to the DB when Redis
+ *      cannot take it (PersistWriter);
  *   3. a failed cache write is logged and does not fail the request; the session is handed to
  *      the cache repair so the list gets the message once it is in the DB;
- *   4. only when neither the queue nor the DB took the message does the request fail (503), and
+ *   4. only when neither the buffer nor the DB took the message does the request fail (503), and
  *      the entry is taken back out of the list.
  */
-import { randomUUID } from 'node:crypto';
 import type { Counter } from 'prom-client';
 import { DependencyDownError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptedMessage, MessageRole } from '../queues/payloads/messages.js';
 import type { CacheRepair } from './cache-repair.js';
 import { entryOf, viewOf } from './message-entry.js';
+import { newMessageId } from './message-id.js';
 import type { MessageCache } from './message-cache.js';
 import type { Durability, PersistWriter } from './persist-writer.js';
 import type { SequenceClock } from './sequence-clock.js';
@@ -38,13 +38,14 @@ export interface AppendResult {
 }
 
 export async function appendMessage(deps: AppendDeps, sessionId: string, role: MessageRole, content: string): Promise<AppendResult> {
+  const now = Date.now();
   const message: AcceptedMessage = {
-    messageId: randomUUID(),
+    messageId: newMessageId(now),
     sessionId,
     seq: deps.clock.next(),
     role,
     content,
-    acceptedAt: new Date().toISOString(),
+    acceptedAt: new Date(now).toISOString(),
   };
   const entry = entryOf(viewOf(message));
   const cached = deps.cache.append(sessionId, entry).then(
@@ -61,7 +62,7 @@ export async function appendMessage(deps: AppendDeps, sessionId: string, role: M
     durability = await deps.writer.persist(message);
   } catch (err) {
     if (await cached) await deps.cache.remove(sessionId, entry).catch(() => undefined);
-    throw new DependencyDownError('database', 'the message could not be stored: neither the persist queue nor the database is available', { cause: err });
+    throw new DependencyDownError('database', 'the message could not be stored: neither Redis nor the database is available', { cause: err });
   }
   if (!(await cached)) deps.repair.track(sessionId, message.messageId);
   return { entry, durability };

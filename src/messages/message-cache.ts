@@ -3,13 +3,13 @@
  * per session, `chat:session:{id}:messages`, oldest first, at most MESSAGE_CACHE_MAX_LEN
  * entries, expiring MESSAGE_CACHE_TTL_SECONDS after the last write.
  *
- * Commands go over the message cache's own connections (MESSAGE_REDIS_POOL_SIZE, with their own
- * connect and command timeouts). A session always uses the same connection, so the appends of one
- * process reach Redis in the order their `seq` was assigned.
+ * Commands go over the message cache's own connections (MessageConnections): a session always
+ * uses the same one, so the appends of one process reach Redis in the order their `seq` was
+ * assigned.
  */
-import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
+import { onSessionConnection, type MessageConnections } from './message-connections.js';
 import { SESSION_START, entryOf, type MessageView } from './message-entry.js';
 
 /**
@@ -73,43 +73,38 @@ export type MergeMode = 'fill' | 'repair';
 
 export class MessageCache {
   constructor(
-    private readonly clients: RedisClient[],
+    private readonly connections: MessageConnections,
     private readonly keys: Keys,
     private readonly settings: MessageCacheSettings,
-  ) {
-    if (clients.length === 0) throw new Error('MessageCache needs at least one Redis connection');
-  }
-
-  /** The connection of a session (FNV-1a of its id). */
-  private clientFor(sessionId: string): RedisClient {
-    if (this.clients.length === 1) return this.clients[0]!;
-    let h = 0x811c9dc5;
-    for (let i = 0; i < sessionId.length; i++) h = Math.imul(h ^ sessionId.charCodeAt(i), 0x01000193);
-    return this.clients[(h >>> 0) % this.clients.length]!;
-  }
+  ) {}
 
   /** True once the connections were closed (the process is shutting down). */
   get closed(): boolean {
-    return this.clients.every((c) => c.status === 'end');
+    return this.connections.closed;
   }
 
-  /** RPUSH + EXPIRE + LTRIM in one MULTI (reference 4.1). Throws when any of them failed. */
-  async append(sessionId: string, entry: string): Promise<void> {
+  /**
+   * RPUSH + EXPIRE + LTRIM in one MULTI (reference 4.1); throws when any of them failed. The MULTI
+   * is written before this returns (unless the connection is still being made).
+   */
+  append(sessionId: string, entry: string): Promise<void> {
     const key = this.keys.sessionMessages(sessionId);
     const { cacheMaxLen, cacheTtlSeconds } = this.settings;
-    const results = await this.clientFor(sessionId).multi().rpush(key, entry).expire(key, cacheTtlSeconds).ltrim(key, -cacheMaxLen, -1).exec();
-    if (!results) throw new Error('cache MULTI was discarded');
-    for (const [err] of results) if (err) throw err;
+    return onSessionConnection(this.connections, sessionId, async (client) => {
+      const results = await client.multi().rpush(key, entry).expire(key, cacheTtlSeconds).ltrim(key, -cacheMaxLen, -1).exec();
+      if (!results) throw new Error('cache MULTI was discarded');
+      for (const [err] of results) if (err) throw err;
+    });
   }
 
   /** The last `count` list elements (the start marker included when it is among them). */
   read(sessionId: string, count: number): Promise<string[]> {
-    return this.clientFor(sessionId).lrange(this.keys.sessionMessages(sessionId), -count, -1);
+    return onSessionConnection(this.connections, sessionId, (client) => client.lrange(this.keys.sessionMessages(sessionId), -count, -1));
   }
 
   /** Removes one entry (an append whose message could not be made durable). */
   async remove(sessionId: string, entry: string): Promise<void> {
-    await this.clientFor(sessionId).lrem(this.keys.sessionMessages(sessionId), 1, entry);
+    await onSessionConnection(this.connections, sessionId, (client) => client.lrem(this.keys.sessionMessages(sessionId), 1, entry));
   }
 
   /** Merges the list with a DB snapshot (oldest first); see MERGE_SCRIPT. */
@@ -117,6 +112,6 @@ export class MessageCache {
     const { cacheMaxLen, cacheTtlSeconds } = this.settings;
     const args: (string | number)[] = [cacheMaxLen, cacheTtlSeconds, complete ? '1' : '0', mode, SESSION_START];
     for (const v of snapshot.slice(-cacheMaxLen)) args.push(String(v.seq), v.id, entryOf(v));
-    return MERGE_SCRIPT.run<number>(this.clientFor(sessionId), [this.keys.sessionMessages(sessionId)], args);
+    return onSessionConnection(this.connections, sessionId, (client) => MERGE_SCRIPT.run<number>(client, [this.keys.sessionMessages(sessionId)], args));
   }
 }

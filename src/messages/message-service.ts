@@ -8,7 +8,9 @@ import { appendMessage, type AppendDeps, type AppendResult } from './append-mess
 import { CacheFill } from './cache-fill.js';
 import { CacheRepair } from './cache-repair.js';
 import { MessageCache } from './message-cache.js';
+import { MessageConnections } from './message-connections.js';
 import { MessageStore } from './message-store.js';
+import { PersistBuffer } from './persist-buffer.js';
 import { PersistWriter } from './persist-writer.js';
 import { readMessages, type ReadDeps, type ReadResult } from './read-messages.js';
 import { SequenceClock } from './sequence-clock.js';
@@ -25,7 +27,8 @@ export function createMessageService(ctx: PlatformContext): MessageService {
   const clients = Array.from({ length: s.redisPoolSize }, (_, i) =>
     ctx.connections.create('command', `messages:${i}`, { connectTimeoutMs: s.redisConnectTimeoutMs, commandTimeoutMs: s.redisTimeoutMs }),
   );
-  const cache = new MessageCache(clients, ctx.keys, s);
+  const connections = new MessageConnections(clients, s.redisConnectTimeoutMs);
+  const cache = new MessageCache(connections, ctx.keys, s);
   const store = new MessageStore(ctx.db);
   const clock = new SequenceClock();
   const repair = new CacheRepair({
@@ -37,11 +40,13 @@ export function createMessageService(ctx: PlatformContext): MessageService {
     repaired: metrics.counter('wp_message_cache_repairs_total', 'Session lists merged with the DB after a failed cache write.'),
   });
   const writer = new PersistWriter({
+    connections,
+    buffer: new PersistBuffer(ctx.keys, s),
     queues: ctx.queues,
     store,
     logger,
     settings: s,
-    written: metrics.counter('wp_messages_accepted_total', 'Accepted messages by how they were made durable: queue (write-behind) or direct (DB, queue unavailable).', ['path']),
+    accepted: metrics.counter('wp_messages_accepted_total', 'Accepted messages by how they were made durable: buffer (write-behind) or direct (DB, Redis unavailable).', ['path']),
   });
   const appendDeps: AppendDeps = {
     cache,

@@ -1,37 +1,49 @@
 /**
  * The persist worker's job processor (write-behind, the reference's Kafka consumer).
  *
- * The worker holds up to MESSAGE_PERSIST_CONCURRENCY jobs at once; their messages go through one
- * group commit, so the messages of many jobs are written by one set-based INSERT of at most
- * MESSAGE_PERSIST_BATCH rows (MESSAGE_PERSIST_PARALLEL statements at a time). A job completes
- * once all its messages are committed. Inserts are idempotent by message id, so a job delivered
- * twice, retried after a partial failure, or carrying messages the API already wrote directly
- * stores each message once.
+ * A job names a buffer to drain (added by the API when a message lands in an empty buffer, or a
+ * follow-up of a drain that used up its time budget) or none (the periodic sweep: every buffer).
+ * A buffer another drain holds is left to it; that drain goes on until the buffer is empty.
  *
- * A database that cannot be reached delays the job (BlockedError: no attempt is spent), so an
- * outage of any length loses nothing; any other failure is retried with the queue's backoff.
+ * Delivering a job twice, or retrying one that died after its INSERT, writes each message once:
+ * the batch stays in the buffer until it is written and the INSERT skips stored message ids.
+ * A database that cannot be reached delays the job (BlockedError: no attempt is spent), the
+ * batch waits in its buffer, so an outage of any length loses nothing; any other failure is
+ * retried with the queue's backoff.
  */
-import { BlockedError, PermanentError } from '../errors.js';
+import { BlockedError } from '../errors.js';
 import type { JobProcessor } from '../queues/create-worker.js';
-import { messagePersistPayload, type AcceptedMessage } from '../queues/payloads/messages.js';
-import type { GroupCommit } from './group-commit.js';
+import type { QueueRegistry } from '../queues/registry.js';
+import { drainBuffer, type DrainDeps } from './drain-buffer.js';
 import { isDatabaseUnavailable } from './message-store.js';
 
 export const DB_DOWN_RETRY_MS = 2000;
+/** How long one job drains one buffer before it hands over to a follow-up job. */
+export const DRAIN_BUDGET_MS = 5000;
 
-export function persistProcessor(writes: GroupCommit<AcceptedMessage>): JobProcessor<'messagePersist', { messages: number }> {
+export interface PersistDeps extends DrainDeps {
+  queues: QueueRegistry;
+  shards: number;
+  onInserted?: (rows: number) => void;
+}
+
+export function persistProcessor(deps: PersistDeps): JobProcessor<'messagePersist', { drained: number; inserted: number }> {
   return async (job) => {
-    const parsed = messagePersistPayload.safeParse(job.data);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new PermanentError(`invalid persist payload: ${issue.path.join('.')}: ${issue.message}`, 'invalid_payload');
+    const shard = job.data.shard;
+    const shards = shard === undefined ? Array.from({ length: deps.shards }, (_, s) => s) : shard < deps.shards ? [shard] : [];
+    const total = { drained: 0, inserted: 0 };
+    for (const s of shards) {
+      try {
+        const outcome = await drainBuffer(deps, s, DRAIN_BUDGET_MS);
+        total.drained += outcome.drained;
+        total.inserted += outcome.inserted;
+        deps.onInserted?.(outcome.inserted);
+        if (outcome.more) await deps.queues.add('messagePersist', 'drain', { shard: s }, { removeOnComplete: true });
+      } catch (err) {
+        if (isDatabaseUnavailable(err)) throw new BlockedError(`database unavailable: ${(err as Error).message}`, DB_DOWN_RETRY_MS, 'database_unavailable');
+        throw err;
+      }
     }
-    try {
-      await writes.submit(parsed.data.messages);
-    } catch (err) {
-      if (isDatabaseUnavailable(err)) throw new BlockedError(`database unavailable: ${(err as Error).message}`, DB_DOWN_RETRY_MS, 'database_unavailable');
-      throw err;
-    }
-    return { messages: parsed.data.messages.length };
+    return total;
   };
 }

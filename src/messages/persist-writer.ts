@@ -1,88 +1,83 @@
 /**
- * Makes accepted messages durable for the API: the write-behind persist job, or the DB itself
- * when the queue cannot take the job.
+ * Makes accepted messages durable for the API: the write-behind persist buffer, or the DB itself
+ * when Redis cannot take the message.
  *
- * Messages accepted while the previous enqueue is in flight leave together as one job (group
- * commit, at most MESSAGE_PERSIST_BATCH messages and MESSAGE_PERSIST_JOB_MAX_BYTES of content), so
- * under load the queue sees a job per batch rather than per message, with no timer added at rest.
+ * The message is appended to its session's persist buffer on the session's cache connection, in
+ * the same step as the cache MULTI (one round trip for both). When the buffer was empty, a drain
+ * job is queued for it; a lost trigger only delays the write until the periodic sweep.
  *
- * When Redis is down the producer connection fails fast (and an enqueue that has not answered
- * within MESSAGE_REDIS_TIMEOUT_MS counts as failed): the batch is inserted straight into the DB,
- * set-based and idempotent by message id. An enqueue that timed out but landed later only
- * delivers messages the DB already holds, which the worker's ON CONFLICT DO NOTHING skips.
+ * When Redis is down the connection fails at once (and a command that has not answered within
+ * MESSAGE_REDIS_TIMEOUT_MS counts as failed): the message is inserted straight into the DB,
+ * set-based with whatever else is being written that way (group commit) and idempotent by message
+ * id. A push that timed out but landed later only delivers a message the DB already holds, which
+ * the drain's ON CONFLICT DO NOTHING skips.
  */
 import type { Counter } from 'prom-client';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptedMessage } from '../queues/payloads/messages.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import { GroupCommit } from './group-commit.js';
+import type { MessageConnections } from './message-connections.js';
 import type { MessageStore } from './message-store.js';
+import type { PersistBuffer } from './persist-buffer.js';
 
 export interface PersistWriterSettings {
   persistBatch: number;
-  persistJobMaxBytes: number;
   persistParallel: number;
-  redisTimeoutMs: number;
 }
 
-export type Durability = 'queued' | 'stored';
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+export type Durability = 'buffered' | 'stored';
 
 export class PersistWriter {
-  private readonly batches: GroupCommit<AcceptedMessage>;
-  /** The durability of the messages of the flush that just ran (read by `persist` right after). */
-  private readonly outcome = new WeakMap<AcceptedMessage, Durability>();
-  private queueDown = false;
+  private readonly direct: GroupCommit<AcceptedMessage>;
+  private redisDown = false;
 
   constructor(
     private readonly deps: {
+      connections: MessageConnections;
+      buffer: PersistBuffer;
       queues: QueueRegistry;
       store: MessageStore;
       logger: Logger;
       settings: PersistWriterSettings;
-      written: Counter<'path'>;
+      accepted: Counter<'path'>;
     },
   ) {
-    const s = deps.settings;
-    this.batches = new GroupCommit({
-      maxItems: s.persistBatch,
-      maxBytes: s.persistJobMaxBytes,
-      sizeOf: (m) => Buffer.byteLength(m.content),
-      parallel: s.persistParallel,
-      flush: (messages) => this.flush(messages),
+    this.direct = new GroupCommit({
+      maxItems: deps.settings.persistBatch,
+      parallel: deps.settings.persistParallel,
+      flush: async (messages) => {
+        await deps.store.insert(messages);
+      },
     });
     // Create the queue (and its connection handshake) now, while Redis is expected up.
     deps.queues.queue('messagePersist');
   }
 
-  /** Resolves once the message is in the persist queue or in the DB; rejects when neither took it. */
+  /** Resolves once the message is in its persist buffer or in the DB; rejects when neither took it. */
   async persist(message: AcceptedMessage): Promise<Durability> {
-    await this.batches.submit([message]);
-    return this.outcome.get(message) ?? 'queued';
+    const { buffer, connections, logger, accepted } = this.deps;
+    let wasEmpty: boolean;
+    try {
+      wasEmpty = await buffer.push(connections, message);
+    } catch (err) {
+      if (!this.redisDown) logger.warn({ err: (err as Error).message }, 'persist buffer unavailable; writing accepted messages straight to the DB');
+      this.redisDown = true;
+      await this.direct.submit([message]);
+      accepted.inc({ path: 'direct' });
+      return 'stored';
+    }
+    if (this.redisDown) logger.info('persist buffer reachable again; messages are written behind again');
+    this.redisDown = false;
+    accepted.inc({ path: 'buffer' });
+    if (wasEmpty) this.trigger(buffer.shardOf(message.sessionId));
+    return 'buffered';
   }
 
-  private async flush(messages: AcceptedMessage[]): Promise<void> {
-    const { queues, store, logger, settings, written } = this.deps;
-    try {
-      const job = queues.add('messagePersist', 'persist', { messages }, { removeOnComplete: true });
-      await withTimeout(job, settings.redisTimeoutMs, 'the persist queue');
-      if (this.queueDown) logger.info('persist queue reachable again; messages are written behind again');
-      this.queueDown = false;
-      written.inc({ path: 'queue' }, messages.length);
-      return;
-    } catch (err) {
-      if (!this.queueDown) logger.warn({ err: (err as Error).message }, 'persist queue unavailable; writing accepted messages straight to the DB');
-      this.queueDown = true;
-    }
-    await store.insert(messages);
-    for (const m of messages) this.outcome.set(m, 'stored');
-    written.inc({ path: 'direct' }, messages.length);
+  /** Queues a drain of the buffer; not awaited by the request (the sweep covers a lost one). */
+  private trigger(shard: number): void {
+    this.deps.queues.add('messagePersist', 'drain', { shard }, { removeOnComplete: true }).catch((err: Error) => {
+      this.deps.logger.debug({ shard, err: err.message }, 'drain trigger not queued; the sweep will drain the buffer');
+    });
   }
 }

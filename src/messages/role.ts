@@ -1,26 +1,34 @@
 /**
  * The messages role: the persist worker of the session message cache (queue `message-persist`).
- * It writes accepted messages to chat_messages in batches, idempotently (see persist-messages.ts).
+ * It drains the persist buffers into chat_messages in batches, idempotently (persist-messages.ts),
+ * and keeps the periodic sweep of every buffer scheduled (a BullMQ job scheduler: one per
+ * cluster, whichever process upserts it).
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createWorker } from '../queues/create-worker.js';
-import type { AcceptedMessage } from '../queues/payloads/messages.js';
-import { GroupCommit } from './group-commit.js';
 import { MessageStore } from './message-store.js';
+import { PersistBuffer } from './persist-buffer.js';
 import { persistProcessor } from './persist-messages.js';
+
+export const SWEEP_SCHEDULER_ID = 'message-persist-sweep';
 
 export async function startMessagesRole(ctx: PlatformContext): Promise<RoleHandle> {
   const s = ctx.config.messages;
-  const store = new MessageStore(ctx.db);
   const rows = ctx.metrics.counter('wp_messages_persisted_total', 'Messages written to the DB by the persist worker (new rows only).');
-  const writes = new GroupCommit<AcceptedMessage>({
-    maxItems: s.persistBatch,
-    parallel: s.persistParallel,
-    flush: async (messages) => {
-      rows.inc(await store.insert(messages));
-    },
+  const processor = persistProcessor({
+    redis: ctx.redis,
+    buffer: new PersistBuffer(ctx.keys, s),
+    store: new MessageStore(ctx.db),
+    logger: ctx.logger.child({ domain: 'messages' }),
+    queues: ctx.queues,
+    shards: s.persistShards,
+    onInserted: (n) => rows.inc(n),
   });
-  const worker = createWorker(ctx, 'messagePersist', persistProcessor(writes), { concurrency: s.persistConcurrency });
+  await ctx.queues
+    .queue('messagePersist')
+    .upsertJobScheduler(SWEEP_SCHEDULER_ID, { every: s.persistSweepMs }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: { age: 3600 } } });
+  // One job per buffer at a time is enough (a busy buffer is left to its drain); one more for the sweep.
+  const worker = createWorker(ctx, 'messagePersist', processor, { concurrency: s.persistShards + 1 });
   let stopping: Promise<void> | undefined;
   return {
     name: 'messages',

@@ -1,16 +1,19 @@
 /**
  * The session message cache through the API, with the persist worker running (roles messages +
  * api, one process, PGlite):
- * - 1,000 messages in one session: the list holds the newest 200 with a TTL, the DB all 1,000 in
- *   the order they were sent; a read after the key is deleted or expires comes from the DB and
+ * - 1,000 messages in one session (eight clients at once): the list holds the newest 200 with a
+ *   TTL, the DB all 1,000, both in the order of acceptance (seq); a read after the key is deleted or expires comes from the DB and
  *   the next one from the cache;
  * - a list re-created by a write after its key vanished is completed from the DB, not served short;
- * - a persist job delivered twice (or after a direct write) stores each message once;
+ * - a drain job delivered twice, a drain that died after its INSERT, or a message the API also wrote
+ *   directly: each message is stored once;
  * - bad input is a 400 naming the field and nothing is cached, queued or stored.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AcceptedMessage } from '../../src/queues/payloads/messages.js';
+import { MessageStore } from '../../src/messages/message-store.js';
+import { PersistBuffer } from '../../src/messages/persist-buffer.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 
@@ -26,7 +29,7 @@ describe('session message cache', () => {
   let t: TestPlatform;
 
   beforeAll(async () => {
-    t = await startTestPlatform({ roles: ['messages', 'api'] });
+    t = await startTestPlatform({ roles: ['messages', 'api'], env: { MESSAGE_PERSIST_SWEEP_MS: '300' } });
   });
   afterAll(() => t?.stop());
 
@@ -52,10 +55,19 @@ describe('session message cache', () => {
 
   it('1,000 messages: the cache holds the newest 200 with a TTL, the DB all of them in order, and reads fall back and refill', async () => {
     const session = `s-${randomUUID()}`;
-    const sent: Message[] = [];
-    for (let i = 0; i < 1000; i++) sent.push(await post(session, `message ${i}`, i % 2 ? 'assistant' : 'user'));
-    expect(sent[0]).toMatchObject({ role: 'user', content: 'message 0' });
-    for (let i = 1; i < sent.length; i++) expect(sent[i]!.seq).toBeGreaterThan(sent[i - 1]!.seq);
+    // Eight clients at once: the order of acceptance is the order of `seq`, whichever request it was.
+    const answers: Message[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < 1000) {
+          const i = next++;
+          answers.push(await post(session, `message ${i}`, i % 2 ? 'assistant' : 'user'));
+        }
+      }),
+    );
+    const sent = [...answers].sort((x, y) => x.seq - y.seq);
+    expect(new Set(sent.map((m) => m.seq)).size).toBe(1000);
 
     // The cache: the newest 200, oldest first, expiring within 24 h.
     expect(await redis().llen(key(session))).toBe(200);
@@ -65,7 +77,7 @@ describe('session message cache', () => {
     const cached = (await redis().lrange(key(session), 0, -1)).map((e) => JSON.parse(e) as Message);
     expect(cached).toEqual(sent.slice(-200));
 
-    // The DB: all 1,000, once each, in the order they were sent.
+    // The DB: all 1,000, once each, in the order of acceptance.
     await waitFor(async () => (await dbRows(session)).length === 1000, { timeoutMs: 60_000, message: 'not all messages persisted' });
     const rows = await dbRows(session);
     expect(rows.map((r) => r.message_id)).toEqual(sent.map((m) => m.id));
@@ -126,8 +138,11 @@ describe('session message cache', () => {
     expect((await read(empty)).messages).toEqual([]);
   });
 
-  it('stores a message once when its persist job is delivered twice, or after a direct write', async () => {
+  it('stores a message once when its drain is delivered twice, died after its INSERT, or follows a direct write', async () => {
+    const { ctx } = t.platform;
     const session = `s-${randomUUID()}`;
+    const buffer = new PersistBuffer(ctx.keys, ctx.config.messages);
+    const shard = buffer.shardOf(session);
     const message = (n: number): AcceptedMessage => ({
       messageId: randomUUID(),
       sessionId: session,
@@ -137,24 +152,24 @@ describe('session message cache', () => {
       acceptedAt: new Date().toISOString(),
     });
     const [a, b, c] = [message(1), message(2), message(3)];
-    const { queues } = t.platform.ctx;
-    const jobs = [
-      await queues.add('messagePersist', 'persist', { messages: [a!] }),
-      await queues.add('messagePersist', 'persist', { messages: [a!] }),
-      await queues.add('messagePersist', 'persist', { messages: [a!, b!] }),
-    ];
+    const store = new MessageStore(ctx.db);
+    // c was written straight to the DB by an API whose push timed out but landed after all;
+    // a and b were written by a drain that died before it could take them off the buffer.
+    await store.insert([c!]);
+    await store.insert([a!, b!]);
+    await ctx.redis.set(ctx.keys.messagePersistLock(shard), 'the-dead-drain', 'PX', 4000);
+    await ctx.redis.rpush(ctx.keys.messagePersistBuffer(shard), ...[a, b, c].map((m) => JSON.stringify(m)));
+
+    // The drain job delivered twice while the dead drain's lease runs: both leave the buffer to it.
+    const jobs = [await ctx.queues.add('messagePersist', 'drain', { shard }), await ctx.queues.add('messagePersist', 'drain', { shard })];
     for (const job of jobs) await waitFor(async () => (await job.getState()) === 'completed', { message: `job ${job.id} not completed` });
+    expect(await ctx.redis.llen(ctx.keys.messagePersistBuffer(shard))).toBe(3);
 
-    // A message the API wrote straight to the DB, then delivered by a job too.
-    await t.platform.ctx.db.pool.query(
-      `INSERT INTO chat_messages (message_id, session_id, seq, role, content, accepted_at) VALUES ($1, $2, $3, 'user', $4, now())`,
-      [c!.messageId, session, c!.seq, c!.content],
-    );
-    const late = await queues.add('messagePersist', 'persist', { messages: [c!, a!] });
-    await waitFor(async () => (await late.getState()) === 'completed', { message: 'late job not completed' });
-
-    const rows = await dbRows(session);
-    expect(rows.map((r) => r.content)).toEqual(['redelivered 1', 'redelivered 2', 'redelivered 3']);
+    // Once the lease has run out, the sweep takes the batch again; the INSERT skips what is stored.
+    await waitFor(async () => (await ctx.redis.llen(ctx.keys.messagePersistBuffer(shard))) === 0, { message: 'buffer not drained after the lease ran out' });
+    const again = await ctx.queues.add('messagePersist', 'drain', { shard });
+    await waitFor(async () => (await again.getState()) === 'completed', { message: 'third drain not completed' });
+    expect((await dbRows(session)).map((r) => r.content)).toEqual(['redelivered 1', 'redelivered 2', 'redelivered 3']);
   });
 
   it('answers bad input with a 400 naming the field, and caches, queues and stores nothing', async () => {

@@ -9,17 +9,17 @@ export const acceptedMessage = z.object({
   sessionId: z.string().min(1).max(128),
   seq: z.number().int().min(0),
   role: messageRole,
-  content: z.string(),
+  content: z.string().refine((c) => !c.includes('\u0000'), 'must not contain NUL characters'),
   acceptedAt: z.string().datetime(),
 });
 export type AcceptedMessage = z.infer<typeof acceptedMessage>;
 
 /**
- * Write-behind of accepted messages to the DB. The API gathers the messages accepted while its
- * previous enqueue was in flight into one job (any sessions), so a job carries 1..MESSAGE_PERSIST_BATCH
- * messages; the worker writes them idempotently (ON CONFLICT (message_id) DO NOTHING).
+ * Write-behind trigger: drain the persist buffer of one shard (the API adds one when a message
+ * lands in an empty buffer), or of every shard when `shard` is absent (the periodic sweep). The
+ * messages themselves wait in the buffers (Redis lists), so one job writes a whole batch.
  */
 export const messagePersistPayload = z.object({
-  messages: z.array(acceptedMessage).min(1),
+  shard: z.number().int().min(0).optional(),
 });
 export type MessagePersistPayload = z.infer<typeof messagePersistPayload>;
