@@ -107,7 +107,7 @@ export class DomainGate {
   /** 0: send the request now (and call release afterwards); > 0: ms to wait first. */
   async acquire(domain: string, jobId: string): Promise<number> {
     const { minIntervalMs, leaseMs } = this.settings;
-    const step = minIntervalMs + Math.max(RESERVATION_MARGIN_MIN_MS, Math.round(minIntervalMs * RESERVATION_MARGIN));
+    const step = minIntervalMs > 0 ? minIntervalMs + Math.max(RESERVATION_MARGIN_MIN_MS, Math.round(minIntervalMs * RESERVATION_MARGIN)) : 0;
     return acquireScript.run<number>(this.redis, [this.keys.domainNextSlot(domain)], [jobId, minIntervalMs, leaseMs, IDLE_TTL_MS, MIN_WAIT_MS, step]);
   }
 

@@ -90,15 +90,23 @@ export async function fetchFeed(feedUrl: string, options: FetchFeedOptions): Pro
   if (options.lastModified) headers['if-modified-since'] = options.lastModified;
 
   let url = httpUrl(feedUrl);
+  // Credentials in the feed URL become Basic auth, sent to that origin only (not after a
+  // redirect elsewhere); fetch refuses URLs that carry them.
+  const origin = url.origin;
+  const basic = url.username || url.password ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}` : undefined;
+  url.username = '';
+  url.password = '';
   const visited = new Set<string>([url.href]);
   try {
     for (let redirects = 0; ; redirects++) {
-      const res = await fetch(url, { headers, redirect: 'manual', signal });
+      const res = await fetch(url, { headers: basic && url.origin === origin ? { ...headers, authorization: basic } : headers, redirect: 'manual', signal });
       if (REDIRECTS.has(res.status)) {
         await discard(res);
         const location = res.headers.get('location');
         if (!location) throw new FeedRefreshError('invalid_url', `HTTP ${res.status} without a Location`, { httpStatus: res.status });
         const next = httpUrl(location, url.href);
+        next.username = '';
+        next.password = '';
         if (visited.has(next.href)) throw new FeedRefreshError('too_many_redirects', `redirect loop at ${next.href}`, { httpStatus: res.status });
         if (redirects + 1 > options.maxRedirects) throw new FeedRefreshError('too_many_redirects', `more than ${options.maxRedirects} redirects`, { httpStatus: res.status });
         visited.add(next.href);

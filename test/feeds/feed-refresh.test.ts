@@ -71,6 +71,12 @@ describe('feed refresh', () => {
     expect(req.headers['user-agent']).toMatch(/^Mozilla\/5\.0 \(compatible; worker-platform-feeds/);
   });
 
+  it('sends credentials from the feed URL as Basic auth', async () => {
+    const res = await t.api.post('/api/feeds', { url: server.url('/private.xml').replace('http://', 'http://reader:secret@') });
+    expect(res.status).toBe(201);
+    expect((await waitForTask(t.api, res.body.taskId)).result).toMatchObject({ outcome: 'refreshed', items: 2 });
+  });
+
   it('stores a 5,000-item feed, and re-processing the same content adds no duplicate', async () => {
     const f = await subscribe('/rss/big.xml?items=5000');
     const first = await waitForTask(t.api, f.taskId, 60_000);

@@ -138,6 +138,16 @@ describe('feed scheduling', () => {
     expect(await t.platform.ctx.db.prisma.article.count({ where: { feedId: f.id } })).toBe(0);
   });
 
+  it('a refresh running while its feed is deleted schedules nothing', async () => {
+    const f = await subscribe('/rss/deleted-while-running.xml?delay=1500');
+    await waitFor(async () => (await t.platform.ctx.redis.get(t.platform.ctx.keys.feedLock(f.id))) === f.taskId, { message: 'refresh never took the lock' });
+    expect((await t.api.delete(`/api/feeds/${f.id}`)).status).toBe(204);
+    const task = await waitForTask(t.api, f.taskId);
+    expect(task.result).toMatchObject({ outcome: 'skipped', reason: 'feed_deleted' });
+    expect(await jobsOfFeed(queue, f.id, ['delayed', 'waiting', 'prioritized', 'active'])).toEqual([]);
+    expect(await queue.getDeduplicationJobId(periodicDedupId(f.id))).toBeNull();
+  });
+
   it('retries never add a chain: a failing feed ends with one backed-off periodic refresh', async () => {
     const f = await subscribe('/status/503');
     const task = await waitForTask(t.api, f.taskId);

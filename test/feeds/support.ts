@@ -14,18 +14,15 @@ export interface TaskView {
 }
 
 /** Polls GET /api/tasks/:id until the task is completed or failed. */
-export function waitForTask(api: ApiClient, taskId: string, timeoutMs = 30_000): Promise<TaskView> {
-  return waitFor<TaskView | undefined>(
-    async () => {
-      const res = await api.get<TaskView>(`/api/tasks/${taskId}`);
-      if (res.status !== 200) return undefined;
-      // GET /api/tasks reads the job, then its state: a job finishing in between shows
-      // "completed" without its result for one poll.
-      if (res.body.state === 'completed' && res.body.result != null) return res.body;
-      return res.body.state === 'failed' ? res.body : undefined;
-    },
-    { timeoutMs, intervalMs: 100, message: `task ${taskId} did not finish` },
-  ) as Promise<TaskView>;
+export async function waitForTask(api: ApiClient, taskId: string, timeoutMs = 30_000): Promise<TaskView> {
+  const read = async () => {
+    const res = await api.get<TaskView>(`/api/tasks/${taskId}`);
+    return res.status === 200 ? res.body : undefined;
+  };
+  await waitFor(async () => ['completed', 'failed'].includes((await read())?.state ?? ''), { timeoutMs, intervalMs: 100, message: `task ${taskId} did not finish` });
+  // GET /api/tasks reads the job, then its state: a job finishing in between shows the final
+  // state with the job as it was just before. Once finished it no longer changes, so read again.
+  return (await read())!;
 }
 
 /** Jobs of one feed in the given states. */
