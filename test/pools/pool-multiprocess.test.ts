@@ -1,6 +1,7 @@
 /**
- * The pools under load across processes (PostgreSQL, one Redis): two API processes and one
- * pools process; 20,000 rows in 3 batches; 64 concurrent clients (32 per API process, half of
+ * The pools under load across processes (PostgreSQL, one Redis): two API processes and the
+ * pools role (in the test process, started after the import so that its prefill sees every
+ * batch); 20,000 rows in 3 batches; 64 concurrent clients (32 per API process, half of
  * them with pop-many) pop until the pool and the table are empty. Every row is served exactly
  * once, each client's pooled rows arrive in batch_id DESC, id ASC order, refills run while the
  * clients pop, and afterwards every served row is consumed in the DB.
@@ -11,6 +12,7 @@ import { createKeys } from '../../src/redis/keys.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { TEST_ADMIN, testEnv } from '../support/env.js';
 import { ApiClient } from '../support/http-client.js';
+import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { spawnPlatform, type PlatformProcess } from '../support/processes.js';
 import { startTestRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
@@ -28,6 +30,7 @@ describe('pools across two API processes and a pools process', () => {
   let redis: TestRedis;
   let db: TestDatabase;
   const processes: PlatformProcess[] = [];
+  let pools: TestPlatform | undefined;
 
   beforeAll(async () => {
     redis = await startTestRedis();
@@ -35,13 +38,14 @@ describe('pools across two API processes and a pools process', () => {
   });
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop()));
+    await pools?.stop();
     await redis?.destroy();
     await db?.drop();
   });
 
   const env = () => testEnv(redis, db, { POOL_CHECK_INTERVAL_MS: '1000', HTTP_ACCESS_LOG: 'false', DATABASE_POOL_SIZE: '8' });
 
-  it('serves 20,000 rows exactly once to 64 clients, in order, with refills under load', { timeout: 240_000 }, async () => {
+  it('serves 20,000 rows exactly once to 64 clients, in order, with refills under load', { timeout: 360_000 }, async () => {
     const t0 = Date.now();
     const apis = await Promise.all([spawnPlatform('api', env()), spawnPlatform('api', env())]);
     processes.push(...apis);
@@ -54,7 +58,7 @@ describe('pools across two API processes and a pools process', () => {
     );
     // Imported before the pools process starts, so its start-up prefill finds all three batches.
     for (const b of BATCHES) await importBatch(clients[0]!, 'titles', 11, b.batchId, b.count);
-    processes.push(await spawnPlatform('pools', env()));
+    pools = await startTestPlatform({ roles: ['pools'], redis, db, env: { POOL_CHECK_INTERVAL_MS: '1000', DATABASE_POOL_SIZE: '8' } });
     await waitFor(async () => (await poolOverview(clients[1]!, 'titles', 11))?.poolLength === 5000, { timeoutMs: 30_000, message: 'no prefill' });
 
     const drained = async (c: ApiClient) => {
