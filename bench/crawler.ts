@@ -5,13 +5,14 @@
  * fixture marketplace, 120 items per page in a virtual list: 40 pages, 4,800 items a run.
  *
  * Crawler: the crawler role in this process (startPlatform: BullMQ worker, Redis, stealth,
- * request interception, human-like activity on each job's first page, proxy-breaker reads,
+ * resource blocking, human-like activity on each job's first page, proxy-breaker reads,
  * result enqueued to crawl-result) at CRAWLER_CONCURRENCY 1, 2 and 4, with a warmed-up browser.
- * Baseline in the same run, same pages: a bare puppeteer loop (no stealth, no interception, no
- * queue) with the same number of pages open at once, each page in its own window like the
+ * Baseline in the same run, same pages: a bare puppeteer loop (no stealth, no resource blocking,
+ * no queue) with the same number of pages open at once, each page in its own window like the
  * crawler's (hidden tabs do not render), reading the list with the same in-page scripts.
  * Reported: pages/s, items/s, speed-up over concurrency 1, crawler/bare ratio (target >= 0.8),
- * peak RSS of the Chromium process tree (browser + renderers + helpers).
+ * peak memory of the Chromium process tree (browser + renderers + helpers) as summed RSS
+ * (counts shared pages once per process) and summed PSS (shares them out).
  *
  * Recycle cost: the concurrency-2 run again with CRAWLER_PAGES_PER_BROWSER=5 (a drained recycle
  * every 5 pages), the extra seconds per recycle, and the bare launch + close time of a browser.
@@ -46,7 +47,9 @@ interface RunResult {
   seconds: number;
   pages: number;
   items: number;
-  peakRssMb: number;
+  peak: TreeMemory;
+  /** Browser launches at recycles and their mean duration (crawler only). */
+  recycles?: { count: number; meanMs: number };
 }
 
 // ---- Chromium process tree RSS -------------------------------------------------------------
@@ -66,17 +69,23 @@ function processTable(): Map<number, { ppid: number; args: string[] }> {
   return table;
 }
 
-function rssKb(pid: number): number {
+/** RSS and PSS of a process in kB (PSS shares the pages several processes map among them). */
+function memoryKb(pid: number): { rss: number; pss: number } {
+  const field = (text: string, name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(text)?.[1] ?? 0);
   try {
-    const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
+    return { rss: field(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS'), pss: field(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'), 'Pss') };
   } catch {
-    return 0;
+    return { rss: 0, pss: 0 };
   }
 }
 
-/** RSS (MB) of the Chromium browsers whose profile lies under `profileRoot`, with all their children. */
-function chromiumTreeRssMb(profileRoot: string): number {
+interface TreeMemory {
+  rssMb: number;
+  pssMb: number;
+}
+
+/** Memory (MB) of the Chromium browsers whose profile lies under `profileRoot`, with all their children. */
+function chromiumTreeMemory(profileRoot: string): TreeMemory {
   const table = processTable();
   const roots = [...table].filter(([, p]) => p.args.some((a) => a.startsWith(`--user-data-dir=${profileRoot}`)) && !p.args.some((a) => a.startsWith('--type='))).map(([pid]) => pid);
   const tree = new Set(roots);
@@ -90,16 +99,29 @@ function chromiumTreeRssMb(profileRoot: string): number {
       }
     }
   }
-  return [...tree].reduce((sum, pid) => sum + rssKb(pid), 0) / 1024;
+  let rss = 0;
+  let pss = 0;
+  for (const pid of tree) {
+    const m = memoryKb(pid);
+    rss += m.rss;
+    pss += m.pss;
+  }
+  return { rssMb: rss / 1024, pssMb: pss / 1024 };
 }
 
-function sampleRss(profileRoot: string): { stop(): number } {
-  let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, chromiumTreeRssMb(profileRoot))), 250);
+function sampleMemory(profileRoot: string): { stop(): TreeMemory } {
+  const peak: TreeMemory = { rssMb: 0, pssMb: 0 };
+  const sample = () => {
+    const m = chromiumTreeMemory(profileRoot);
+    peak.rssMb = Math.max(peak.rssMb, m.rssMb);
+    peak.pssMb = Math.max(peak.pssMb, m.pssMb);
+  };
+  const timer = setInterval(sample, 250);
   return {
     stop() {
       clearInterval(timer);
-      return Math.max(peak, chromiumTreeRssMb(profileRoot));
+      sample();
+      return peak;
     },
   };
 }
@@ -144,7 +166,7 @@ async function crawlerRun(label: string, concurrency: number, pagesPerBrowser: n
     await platform.ctx.queues.add('crawl', 'warmup', { ipId: 1, keyword: 'warmup', taskId: `${prefix}-warmup`, pagesOnSale: 1, pagesSold: 0 });
     await waitDone(1);
 
-    const rss = sampleRss(path.join(dataDir, 'chromium'));
+    const memory = sampleMemory(path.join(dataDir, 'chromium'));
     const started = performance.now();
     await platform.ctx.queues.addBulk(
       'crawl',
@@ -155,12 +177,15 @@ async function crawlerRun(label: string, concurrency: number, pagesPerBrowser: n
     );
     await waitDone(JOBS + 1);
     const seconds = (performance.now() - started) / 1000;
-    const peakRssMb = rss.stop();
+    const peak = memory.stop();
     const done = (await crawl.getCompleted()).filter((j) => j.name === 'bench');
     const items = done.reduce((sum, j) => sum + (j.returnvalue as { items: number }).items, 0);
     const errors = done.reduce((sum, j) => sum + (j.returnvalue as { errors: number }).errors, 0);
     if (items !== JOBS * 2 * PAGES_PER_STATUS * ITEMS_PER_PAGE || errors) throw new Error(`${label}: ${items} items, ${errors} page errors`);
-    return { seconds, pages: JOBS * 2 * PAGES_PER_STATUS, items, peakRssMb };
+    const launches = (await platform.ctx.metrics.registry.getSingleMetric('wp_crawler_browser_launch_seconds')!.get()).values;
+    const pick = (suffix: string) => launches.find((v) => (v as { metricName?: string }).metricName === `wp_crawler_browser_launch_seconds_${suffix}` && v.labels.reason === 'recycle')?.value ?? 0;
+    const count = pick('count');
+    return { seconds, pages: JOBS * 2 * PAGES_PER_STATUS, items, peak, recycles: { count, meanMs: count ? (pick('sum') / count) * 1000 : 0 } };
   } finally {
     await platform.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -213,7 +238,7 @@ async function bareRun(concurrency: number, marketUrl: string): Promise<RunResul
         for (let p = 1; p <= PAGES_PER_STATUS; p++) work.push({ url: adapter.searchUrl(`bench-${i}`, status, p), status });
       }
     }
-    const rss = sampleRss(profile);
+    const memory = sampleMemory(profile);
     const started = performance.now();
     let items = 0;
     let next = 0;
@@ -221,14 +246,15 @@ async function bareRun(concurrency: number, marketUrl: string): Promise<RunResul
       Array.from({ length: concurrency }, async () => {
         while (next < work.length) {
           const w = work[next++]!;
-          items += await barePage(browser, w.url, w.status, adapter);
+          const read = await barePage(browser, w.url, w.status, adapter);
+          items += read;
         }
       }),
     );
     const seconds = (performance.now() - started) / 1000;
-    const peakRssMb = rss.stop();
+    const peak = memory.stop();
     if (items !== work.length * ITEMS_PER_PAGE) throw new Error(`bare loop read ${items} items`);
-    return { seconds, pages: work.length, items, peakRssMb };
+    return { seconds, pages: work.length, items, peak };
   } finally {
     await browser.close();
     rmSync(profile, { recursive: true, force: true });
@@ -272,22 +298,23 @@ async function main(): Promise<void> {
       console.log(`  concurrency ${c}: crawler ${f1(crawler.seconds)} s, bare loop ${f1(bare.seconds)} s`);
     }
     const base = rows[0]!;
-    console.log('\n| concurrency | crawler pages/s | crawler items/s | speed-up | bare pages/s | bare items/s | speed-up | crawler / bare | peak RSS crawler / bare (MB) |');
+    console.log('\n| concurrency | crawler pages/s | crawler items/s | speed-up | bare pages/s | bare items/s | speed-up | crawler / bare | peak memory crawler / bare, MB RSS (PSS) |');
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
       const cp = r.crawler.pages / r.crawler.seconds;
       const bp = r.bare.pages / r.bare.seconds;
       console.log(
-        `| ${r.c} | ${f2(cp)} | ${Math.round(r.crawler.items / r.crawler.seconds)} | ${f2(base.crawler.seconds / r.crawler.seconds)}x | ${f2(bp)} | ${Math.round(r.bare.items / r.bare.seconds)} | ${f2(base.bare.seconds / r.bare.seconds)}x | ${f2(cp / bp)}x | ${Math.round(r.crawler.peakRssMb)} / ${Math.round(r.bare.peakRssMb)} |`,
+        `| ${r.c} | ${f2(cp)} | ${Math.round(r.crawler.items / r.crawler.seconds)} | ${f2(base.crawler.seconds / r.crawler.seconds)}x | ${f2(bp)} | ${Math.round(r.bare.items / r.bare.seconds)} | ${f2(base.bare.seconds / r.bare.seconds)}x | ${f2(cp / bp)}x | ${Math.round(r.crawler.peak.rssMb)} (${Math.round(r.crawler.peak.pssMb)}) / ${Math.round(r.bare.peak.rssMb)} (${Math.round(r.bare.peak.pssMb)}) |`,
       );
     }
 
     const recycling = await crawlerRun('recycle', 2, 5, deps);
     const plain = rows.find((r) => r.c === 2)!.crawler;
-    const recycles = Math.ceil((recycling.pages + 1) / 5) - 1; // the warm-up page counts towards the first browser
+    const recycles = recycling.recycles!;
     const launchClose = await launchCloseMs();
-    console.log(`\nrecycle: concurrency 2 with a recycle every 5 pages (${recycles} recycles): ${f1(recycling.seconds)} s vs ${f1(plain.seconds)} s without;`);
-    console.log(`  ${f2((recycling.pages / recycling.seconds) / (plain.pages / plain.seconds))}x the throughput, ${Math.round(((recycling.seconds - plain.seconds) / recycles) * 1000)} ms per recycle; peak RSS ${Math.round(recycling.peakRssMb)} MB (two browsers while one drains)`);
+    console.log(`\nrecycle: concurrency 2 with a recycle every 5 pages (${recycles.count} recycles): ${f1(recycling.seconds)} s vs ${f1(plain.seconds)} s without;`);
+    console.log(`  ${f2((recycling.pages / recycling.seconds) / (plain.pages / plain.seconds))}x the throughput, ${Math.round(((recycling.seconds - plain.seconds) / Math.max(1, recycles.count)) * 1000)} ms of wall time per recycle;`);
+    console.log(`  new pages wait ${Math.round(recycles.meanMs)} ms (mean launch of the next browser); peak ${Math.round(recycling.peak.rssMb)} MB RSS (${Math.round(recycling.peak.pssMb)} PSS) with two browsers while one drains`);
     console.log(`  launch + close of a stealth browser alone: ${Math.round(launchClose)} ms (median of 3)`);
   } finally {
     await pgCluster.stop();

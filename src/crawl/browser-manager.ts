@@ -204,6 +204,7 @@ export class BrowserManager {
     this.slots.add(slot);
     launched.browser.once('disconnected', () => this.onDisconnected(slot));
     this.options.metrics.browserLaunches.inc({ reason });
+    this.options.metrics.browserLaunchDuration.observe({ reason }, (Date.now() - started) / 1000);
     this.options.logger.info({ browser: slot.id, pid: slot.pid, proxy: proxy?.label ?? 'direct', reason, launchMs: Date.now() - started }, 'browser launched');
     if (this.closing) {
       await this.closeSlot(slot, 'shutdown');

@@ -1,22 +1,49 @@
 /**
- * Request interception: a results page needs its document, scripts, styles and data requests;
- * images, fonts, media and analytics/tracking calls are aborted (reference 3.4: fewer bytes,
- * faster idle, fewer beacons that identify the crawler).
+ * Resource blocking (reference 3.4, step 3): a results page needs its document, scripts,
+ * styles and data requests; images, fonts, media and analytics/tracking calls are refused.
+ *
+ * The refusal happens inside Chromium (CDP Network.setBlockedURLs, the reference's
+ * blockURLs), not by request interception: a virtual list asks for a new batch of thumbnails on
+ * every scroll, and intercepting each one would cost a round trip to this process.
+ * Patterns use Chromium's wildcard syntax ('*' matches anything) against the whole URL.
  */
-import type { HTTPRequest, Page } from 'puppeteer';
+import type { Page } from 'puppeteer';
 
-const BLOCKED_TYPES = new Set(['image', 'media', 'font', 'ping', 'manifest', 'texttrack']);
-const TRACKING = /google-analytics\.com|googletagmanager\.com|doubleclick\.net|googlesyndication\.com|facebook\.net|connect\.facebook|hotjar\.com|segment\.(io|com)|newrelic\.com|nr-data\.net|datadoghq|sentry\.io|clarity\.ms|criteo|\/analytics([/.?]|$)|\/collect([/?]|$)|\/beacon([/?]|$)/i;
+export const BLOCKED_URL_PATTERNS = [
+  // images
+  ...['jpg', 'jpeg', 'png', 'gif', 'webp', 'avif', 'svg', 'ico', 'bmp'].map((ext) => `*.${ext}*`),
+  // fonts and media
+  ...['woff', 'woff2', 'ttf', 'otf', 'eot', 'mp4', 'webm', 'mp3', 'm3u8'].map((ext) => `*.${ext}*`),
+  '*fonts.googleapis.com*',
+  '*fonts.gstatic.com*',
+  // analytics and tracking
+  '*google-analytics.com*',
+  '*googletagmanager.com*',
+  '*doubleclick.net*',
+  '*googlesyndication.com*',
+  '*facebook.net*',
+  '*hotjar.com*',
+  '*segment.io*',
+  '*newrelic.com*',
+  '*nr-data.net*',
+  '*datadoghq*',
+  '*sentry.io*',
+  '*clarity.ms*',
+  '*criteo*',
+  '*/analytics.js*',
+  '*/analytics/*',
+  '*/beacon*',
+];
 
-export function shouldBlockRequest(resourceType: string, url: string): boolean {
-  return BLOCKED_TYPES.has(resourceType) || TRACKING.test(url);
+const patterns = BLOCKED_URL_PATTERNS.map((p) => new RegExp(`^${p.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\/]/g, '\\$&')).join('.*')}$`));
+
+/** Whether Chromium will refuse this URL (the same wildcard match, for tests and logs). */
+export function isBlockedUrl(url: string): boolean {
+  return patterns.some((re) => re.test(url));
 }
 
 export async function enableResourceBlocking(page: Page): Promise<void> {
-  await page.setRequestInterception(true);
-  page.on('request', (req: HTTPRequest) => {
-    if (req.isInterceptResolutionHandled()) return;
-    const blocked = shouldBlockRequest(req.resourceType(), req.url());
-    (blocked ? req.abort('blockedbyclient') : req.continue()).catch(() => undefined);
-  });
+  const session = await page.createCDPSession();
+  await session.send('Network.enable');
+  await session.send('Network.setBlockedURLs', { urls: BLOCKED_URL_PATTERNS });
 }

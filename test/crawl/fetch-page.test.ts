@@ -2,7 +2,7 @@
  * One results page in real headless Chromium against the fixture marketplace:
  * - a virtual list of 120 items is read completely, each item once, although the DOM never
  *   holds more than a screenful of rows;
- * - images, fonts and analytics never reach the server (request interception);
+ * - images, fonts and analytics never reach the server (blocked inside Chromium);
  * - the stealth plugin is active (navigator.webdriver is false, no "HeadlessChrome");
  * - 403, 429, CAPTCHA, slow, broken and failing pages are classed as blocked / timeout / network;
  * - a recycled browser drains: the page open in it finishes there, new pages go to the new
@@ -182,7 +182,7 @@ describe('fetching a results page in headless Chromium', () => {
       const out = await inFlight; // finishes in the draining browser
       expect(out.items).toHaveLength(120);
       await first.release();
-      await waitFor(() => !chromiumBrowserPids(root).includes(oldPid), { message: 'drained browser not closed' });
+      await waitFor(() => !chromiumBrowserPids(root).includes(oldPid) && manager.describe().length === 1, { message: 'drained browser not closed' });
       expect(manager.describe().map((b) => b.state)).toEqual(['live']);
       await second.release();
     } finally {

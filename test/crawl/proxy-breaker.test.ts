@@ -130,4 +130,34 @@ describe('proxy circuit breaker', () => {
     expect(await healthCheck(proxies[1]!)).toMatchObject({ healthy: false });
     expect(await healthCheck(proxies[2]!)).toMatchObject({ healthy: true });
   });
+
+  it('one process health-checks when several trip the breaker at once; with no healthy proxy it stays and waits before checking again', async () => {
+    const proxies = ['http://127.0.0.1:1', 'http://127.0.0.1:2', 'http://127.0.0.1:3'].map(parseProxy);
+    const checked: string[] = [];
+    const make = () =>
+      new ProxyBreaker({
+        redis: t.platform.ctx.redis,
+        key: `${t.platform.ctx.keys.proxyBreaker()}:isolated-test`,
+        proxies,
+        threshold: 3,
+        cooldownMs: 60_000,
+        healthCheckTimeoutMs: 100,
+        healthCheck: async (p) => {
+          checked.push(p.server);
+          return { healthy: false, detail: 'down' };
+        },
+        logger: silentLogger(),
+      });
+    const [one, two] = [make(), make()];
+    await one.recordFailure();
+    await two.recordFailure();
+    const results = await Promise.all([one.recordFailure(), two.recordFailure()]); // 3rd and 4th: both over the threshold
+    expect(results.map((r) => r.failures).sort()).toEqual([3, 4]);
+    expect(checked).toEqual(['http://127.0.0.1:2', 'http://127.0.0.1:3']); // one sweep, in list order
+    expect((await one.current())?.server).toBe('http://127.0.0.1:1'); // nothing healthy: stays
+    await two.recordFailure();
+    expect(checked).toHaveLength(2); // no new sweep right away
+    await one.recordSuccess();
+    expect((await one.state()).failures).toBe(0);
+  });
 });

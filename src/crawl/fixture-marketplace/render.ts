@@ -2,7 +2,7 @@
  * HTML of the fixture marketplace. Result pages carry their items as JSON and render them as a
  * virtual list: only the rows in (or near) the viewport exist in the DOM, and scrolling
  * replaces them, like the real site. Every page also asks for a web font, an analytics script
- * and one image per row, which the crawler's request interception must block.
+ * and one image per row, which the crawler must block.
  */
 import type { FixtureItem, FixtureStatus } from './catalog.js';
 
