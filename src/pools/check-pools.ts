@@ -3,7 +3,7 @@
  * prefill): for every (type, group) with rows, ask for a refill when the pool is below the
  * threshold and rows are available, for a recovery when the DB holds more reserved rows than
  * Redis accounts for (orphans after a crash or a Redis data loss), and for the marking of
- * consumed ids still waiting in Redis.
+ * consumed items still waiting in Redis.
  */
 import { POOL_TYPES } from './pool-item.js';
 import type { PoolLists } from './pool-lists.js';

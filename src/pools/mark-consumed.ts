@@ -1,11 +1,12 @@
 /**
- * Marks popped rows consumed in the DB: reads the oldest ids of a pool's consumed list, marks
- * them in one UPDATE, and only then removes them from the list (by value, from the old end), so
- * an id is always either in the list or consumed in the DB (the recovery in refill-pool.ts
- * relies on it). A crash between the two steps marks the same ids again: harmless. While the DB
- * is down the ids wait in Redis; the job is delayed and retried until the DB is back.
+ * Marks popped rows consumed in the DB: reads the oldest items of a pool's consumed list, marks
+ * their ids in one UPDATE, and only then removes them from the list (only if they are still its
+ * old end), so a popped row is always either in the list or consumed in the DB (the recovery in
+ * refill-pool.ts relies on it). A crash between the two steps marks the same ids again: harmless.
+ * While the DB is down the items wait in Redis (at most what the pool held: refills need the DB
+ * too); the job is delayed and retried until the DB is back.
  */
-import type { PoolType } from './pool-item.js';
+import { idOfEncoded, type PoolType } from './pool-item.js';
 import type { PoolLists } from './pool-lists.js';
 import type { PoolRows } from './pool-rows.js';
 
@@ -22,10 +23,11 @@ export async function markConsumed(deps: MarkConsumedDeps, type: PoolType, group
   const { lists, rows, settings } = deps;
   let marked = 0;
   for (let i = 0; i < MAX_BATCHES_PER_JOB; i++) {
-    const ids = await lists.peekConsumed(type, groupId, settings.consumedBatch);
-    if (!ids.length) return { marked, more: false };
-    await rows.markConsumed(type, ids);
-    await lists.trimConsumed(type, groupId, ids);
+    const items = await lists.peekConsumed(type, groupId, settings.consumedBatch);
+    if (!items.length) return { marked, more: false };
+    const ids = items.map(idOfEncoded).filter((id): id is number => id !== undefined);
+    await rows.markConsumed(type, ids.map(String));
+    await lists.trimConsumed(type, groupId, items);
     marked += ids.length;
   }
   return { marked, more: true };

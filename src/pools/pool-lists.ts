@@ -1,6 +1,6 @@
 /**
  * The Redis side of the pools: per (type, group) a FIFO list of encoded items (LPUSH in, RPOP
- * out), the list of consumed ids waiting to be marked in the DB, and the refill lock. Every
+ * out), the list of popped items waiting to be marked consumed in the DB, and the refill lock. Every
  * multi-key step is one Lua script (pool-scripts.ts); all keys of one pool share a hash tag.
  */
 import type { RedisClient } from '../redis/connection.js';
@@ -20,29 +20,26 @@ export class PoolLists {
     private readonly keys: Keys,
   ) {}
 
-  /** RPOPs up to `count` items and records their ids as consumed, in one round trip. */
+  /** RPOPs up to `count` items and records them as consumed, in one round trip. */
   async pop(type: PoolType, groupId: number, count: number): Promise<{ items: PoolItem[]; remaining: number }> {
     const keys = [this.keys.pool(type, groupId), this.keys.poolConsumed(type, groupId)];
-    const reply = count === 1 ? await popOneScript.run<[number, ...string[]]>(this.redis, keys) : await popScript.run<[number, ...string[]]>(this.redis, keys, [count]);
-    const [remaining, ...raw] = reply;
-    return { items: raw.map(decodeItem), remaining: Number(remaining) };
+    const reply = count === 1 ? await popOneScript.run<(string | number)[]>(this.redis, keys) : await popScript.run<(string | number)[]>(this.redis, keys, [count]);
+    const remaining = Number(reply.pop());
+    return { items: (reply as string[]).map(decodeItem), remaining };
   }
 
   async length(type: PoolType, groupId: number): Promise<number> {
     return this.redis.llen(this.keys.pool(type, groupId));
   }
 
-  /** Pool length and consumed backlog of several pools in one pipeline. */
+  /** Pool length and consumed backlog of several pools (separate commands: the pools may live in different Cluster slots). */
   async lengths(pools: { type: PoolType; groupId: number }[]): Promise<{ length: number; pendingConsumed: number }[]> {
-    if (!pools.length) return [];
-    const pipeline = this.redis.pipeline();
-    for (const p of pools) {
-      pipeline.llen(this.keys.pool(p.type, p.groupId));
-      pipeline.llen(this.keys.poolConsumed(p.type, p.groupId));
-    }
-    const results = (await pipeline.exec()) ?? [];
-    for (const [err] of results) if (err) throw err;
-    return pools.map((_, i) => ({ length: Number(results[2 * i]![1]), pendingConsumed: Number(results[2 * i + 1]![1]) }));
+    return Promise.all(
+      pools.map(async (p) => {
+        const [length, pendingConsumed] = await Promise.all([this.redis.llen(this.keys.pool(p.type, p.groupId)), this.redis.llen(this.keys.poolConsumed(p.type, p.groupId))]);
+        return { length, pendingConsumed };
+      }),
+    );
   }
 
   async snapshot(type: PoolType, groupId: number): Promise<PoolSnapshot> {
@@ -71,14 +68,14 @@ export class PoolLists {
     return len < 0 ? undefined : len;
   }
 
-  /** The oldest `count` consumed ids, oldest last (as LRANGE key -count -1 returns them). */
+  /** The oldest `count` consumed items, oldest last (as LRANGE key -count -1 returns them). */
   async peekConsumed(type: PoolType, groupId: number, count: number): Promise<string[]> {
     return this.redis.lrange(this.keys.poolConsumed(type, groupId), -count, -1);
   }
 
-  /** Removes ids read by peekConsumed once they are marked in the DB. */
-  async trimConsumed(type: PoolType, groupId: number, ids: string[]): Promise<number> {
-    if (!ids.length) return 0;
-    return trimConsumedScript.run<number>(this.redis, [this.keys.poolConsumed(type, groupId)], ids);
+  /** Removes the items read by peekConsumed once they are marked in the DB; 0 when another job did. */
+  async trimConsumed(type: PoolType, groupId: number, peeked: string[]): Promise<number> {
+    if (!peeked.length) return 0;
+    return trimConsumedScript.run<number>(this.redis, [this.keys.poolConsumed(type, groupId)], [peeked.at(-1)!, peeked.length]);
   }
 }

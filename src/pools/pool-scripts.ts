@@ -6,37 +6,33 @@
 import { RedisScript } from '../redis/script.js';
 import { ID_PATTERN } from './pool-item.js';
 
-/** Pops one item (FIFO) and records its id in the consumed list, atomically (the hot path of pop). */
+/**
+ * Pops one item (FIFO) and records it in the consumed list, atomically (the hot path of pop).
+ * The item is moved as it is: no parsing here; the marking job reads the ids.
+ */
 export const popOneScript = new RedisScript(
   'pool-pop-one',
-  `-- KEYS[1] pool list, KEYS[2] consumed list (ids waiting to be marked in the DB)
+  `-- KEYS[1] pool list, KEYS[2] consumed list (items waiting to be marked in the DB)
 -- ARGV (none)
--- Returns {pool length after the pop, item} or {0} when the pool is empty.
+-- Returns {item, pool length after the pop}, or {pool length} (0) when the pool is empty.
 local item = redis.call('RPOP', KEYS[1])
-if not item then return {0} end
-local id = string.match(item, '${ID_PATTERN}')
-if id then redis.call('LPUSH', KEYS[2], id) end
-return {redis.call('LLEN', KEYS[1]), item}`,
+if not item then return {redis.call('LLEN', KEYS[1])} end
+redis.call('LPUSH', KEYS[2], item)
+return {item, redis.call('LLEN', KEYS[1])}`,
 );
 
-/** Pops up to ARGV[1] items (FIFO) and records their ids in the consumed list, atomically. */
+/** Pops up to ARGV[1] items (FIFO) and records them in the consumed list, atomically. */
 export const popScript = new RedisScript(
   'pool-pop',
-  `-- KEYS[1] pool list, KEYS[2] consumed list (ids waiting to be marked in the DB)
+  `-- KEYS[1] pool list, KEYS[2] consumed list (items waiting to be marked in the DB)
 -- ARGV[1] how many items to pop
--- Returns {pool length after the pop, item, item, ...}. Ids are LPUSHed in pop order, so the
--- consumed list is drained from its right end oldest first.
+-- Returns {item, item, ..., pool length after the pop}, oldest item first. The items are LPUSHed
+-- in pop order, so the consumed list is drained from its right end oldest first.
 local items = redis.call('RPOP', KEYS[1], ARGV[1])
-if not items then return {0} end
-local ids = {}
-for _, item in ipairs(items) do
-  local id = string.match(item, '${ID_PATTERN}')
-  if id then ids[#ids + 1] = id end
-end
-if #ids > 0 then redis.call('LPUSH', KEYS[2], unpack(ids)) end
-local out = {redis.call('LLEN', KEYS[1])}
-for i, item in ipairs(items) do out[i + 1] = item end
-return out`,
+if not items then return {redis.call('LLEN', KEYS[1])} end
+redis.call('LPUSH', KEYS[2], unpack(items))
+items[#items + 1] = redis.call('LLEN', KEYS[1])
+return items`,
 );
 
 /** Pushes items only while the caller still holds the refill lock (fencing), and extends the lock. */
@@ -57,40 +53,38 @@ end
 return len`,
 );
 
-/** Every id in the pool and in the consumed list, read at one instant. */
+/** Every id in the pool and in the consumed list, read at one instant (the recovery's snapshot). */
 export const snapshotScript = new RedisScript(
   'pool-snapshot',
   `-- KEYS[1] pool list, KEYS[2] consumed list
 -- ARGV (none)
--- Returns {pool length, id, id, ...}: the ids of the pooled items, then the consumed ids not yet
--- marked in the DB. Read in chunks so a long pool of long texts is never copied at once.
-local len = redis.call('LLEN', KEYS[1])
-local out = {len}
-local start = 0
-while start < len do
-  for _, item in ipairs(redis.call('LRANGE', KEYS[1], start, start + 499)) do
-    local id = string.match(item, '${ID_PATTERN}')
-    if id then out[#out + 1] = id end
+-- Returns {pool length, id, id, ...}: the ids of the pooled items, then those of the consumed
+-- items not yet marked in the DB. Read in chunks so long lists of long texts are never copied at once.
+local out = {redis.call('LLEN', KEYS[1])}
+for k = 1, 2 do
+  local len = redis.call('LLEN', KEYS[k])
+  local start = 0
+  while start < len do
+    for _, item in ipairs(redis.call('LRANGE', KEYS[k], start, start + 499)) do
+      local id = string.match(item, '${ID_PATTERN}')
+      if id then out[#out + 1] = id end
+    end
+    start = start + 500
   end
-  start = start + 500
 end
-for _, id in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do out[#out + 1] = id end
 return out`,
 );
 
-/** Removes marked ids from the old end of the consumed list, only while they are the expected ones. */
+/** Removes the items a marking job read (and marked) from the old end of the consumed list. */
 export const trimConsumedScript = new RedisScript(
   'pool-trim-consumed',
   `-- KEYS[1] consumed list
--- ARGV[1..n] the ids read by LRANGE key -n -1 (ARGV[n] is the oldest, at the right end)
--- Returns how many ids were removed. A second marker of the same ids removes nothing more.
-local removed = 0
-for i = #ARGV, 1, -1 do
-  if redis.call('LINDEX', KEYS[1], -1) ~= ARGV[i] then break end
-  redis.call('RPOP', KEYS[1])
-  removed = removed + 1
-end
-return removed`,
+-- ARGV[1] the oldest item the job read (LRANGE key -n -1, last element), ARGV[2] n
+-- Returns n when the n oldest items were removed, 0 when the list's old end is no longer that
+-- item (another marking job removed them first: pops only add at the other end).
+if redis.call('LINDEX', KEYS[1], -1) ~= ARGV[1] then return 0 end
+redis.call('LTRIM', KEYS[1], 0, -(tonumber(ARGV[2]) + 1))
+return tonumber(ARGV[2])`,
 );
 
 /** Deletes the refill lock only when it still holds the caller's token. */

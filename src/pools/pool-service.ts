@@ -12,7 +12,7 @@ export interface PoolOverview {
   groupId: number;
   /** Items in the Redis list; null when Redis cannot be reached. */
   poolLength: number | null;
-  /** Popped ids not yet marked consumed in the DB; null when Redis cannot be reached. */
+  /** Popped rows not yet marked consumed in the DB; null when Redis cannot be reached. */
   pendingConsumed: number | null;
   /** Rows in the DB that may still be served (not pooled, not consumed). */
   available: number;

@@ -1,8 +1,8 @@
 /**
- * The pop path (runs in the API process): RPOP from the pool with the consumed ids recorded in
- * the same script; when the pool is empty or Redis cannot be reached, claim rows from the DB in
+ * The pop path (runs in the API process): RPOP from the pool and, in the same script, LPUSH of
+ * the popped items onto the consumed list (the durable record of what was served); when the pool is empty or Redis cannot be reached, claim rows from the DB in
  * one statement (`source: "db"`). A pool that drops below the threshold asks for a refill; pops
- * ask for the marking of their ids. See refill-pool.ts for why no row is served twice.
+ * ask for the marking of their rows. See refill-pool.ts for why no row is served twice.
  */
 import { DependencyDownError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';

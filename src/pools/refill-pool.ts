@@ -8,18 +8,18 @@
  *
  * Invariant (every row is served at most once): a row is served either by the DB fallback,
  * which takes only `available` rows and marks them `consumed` in the same statement, or by a
- * pop, which takes it out of the pool list and records its id in the consumed list in the same
- * Lua script. A `reserved` row is therefore always in one of three places: the pool list (not
- * served yet), the consumed list (served, not yet marked; the drain marks it in the DB BEFORE it
- * removes the id), or nowhere because its push never happened or Redis lost it.
+ * pop, which moves it from the pool list to the consumed list in the same Lua script. A
+ * `reserved` row is therefore always in one of three places: the pool list (not served yet), the
+ * consumed list (served, not yet marked; the drain marks it in the DB BEFORE it removes the
+ * item), or nowhere because its push never happened or Redis lost it.
  *
  * Recovery releases only rows of that third kind. It runs under the refill lock:
  *   1. t0 = the DB clock, read BEFORE the lock is taken;
  *   2. take the lock (SET NX PX with a random token);
- *   3. snapshot = ids in the pool list ∪ ids in the consumed list, read in one Lua script;
+ *   3. snapshot = ids of the items in the pool list ∪ in the consumed list, read in one Lua script;
  *   4. UPDATE .. SET available WHERE reserved AND reserved_at < t0 AND id NOT IN snapshot.
  * Why no served or pooled row is released:
- *   - pops move an id from the pool list to the consumed list atomically, so the snapshot holds
+ *   - pops move an item from the pool list to the consumed list atomically, so the snapshot holds
  *     every id that is pooled or served-but-unmarked at that instant; a row served before it is
  *     already `consumed` in the DB (drain order), and the UPDATE re-checks `status` on the row;
  *   - pushes are fenced: the push script checks the lock token, so a refill that lost its lock
@@ -29,9 +29,9 @@
  *   - a row reserved at or after t0 (by a later lock holder, when this refill stalls past its
  *     lock) is exempt, so a late UPDATE of a stalled refill cannot release a row someone pushed.
  * Limit (documented in the README): if Redis LOSES DATA (FLUSHALL, a crash past the AOF fsync
- * window, a failover to a lagging replica), ids that were in the consumed list but not yet marked
- * are lost with it; those rows look like rows lost from the pool and are released, so they can be
- * served once more. With the AOF intact (a restart, a graceful stop) nothing is lost. The backlog
+ * window, a failover to a lagging replica), items that were in the consumed list but not yet
+ * marked are lost with it; those rows look like rows lost from the pool and are released, so they
+ * can be served once more. With the AOF intact (a restart, a graceful stop) nothing is lost. The backlog
  * at risk is normally drained within POOL_TRIGGER_INTERVAL_MS; it grows while the DB is down.
  */
 import { randomUUID } from 'node:crypto';

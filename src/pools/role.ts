@@ -2,7 +2,7 @@
  * The pools worker role: refills pools and marks consumed rows, as BullMQ work.
  * - queue pool-refill: `refill` jobs (one per pool at a time) and the periodic `check`, a job
  *   scheduler every POOL_CHECK_INTERVAL_MS (upserting it is idempotent across processes);
- * - queue pool-consumed: marking of popped ids in the DB, delayed (not failed) while the DB is down;
+ * - queue pool-consumed: marking of popped rows in the DB, delayed (not failed) while the DB is down;
  * - at start the leader runs the check once: the prefill of every group that has rows.
  * Pops run in the API process (pool-service.ts); this role never serves rows.
  */

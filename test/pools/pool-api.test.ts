@@ -6,11 +6,13 @@
  *   pop and pop-many, with refills while popping; then 404 pool_empty; every served row ends
  *   consumed in the DB;
  * - two refills started at once push each row once; a refill that lost its lock pushes nothing;
+ *   two marking jobs at once mark each popped row once;
  * - after a Redis flush, reserved rows that are in no pool come back through the refill and
  *   no row is served twice.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPoolDeps, type PoolDeps } from '../../src/pools/pool-context.js';
+import { markConsumed } from '../../src/pools/mark-consumed.js';
 import { decodeItem } from '../../src/pools/pool-item.js';
 import { refillPool } from '../../src/pools/refill-pool.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
@@ -103,7 +105,7 @@ describe('content pools over the API', () => {
     expect(rows).toEqual([{ status: 'consumed', n: 120 }]);
   });
 
-  describe('refill', () => {
+  describe('refill and marking', () => {
     let deps: PoolDeps;
     beforeAll(() => {
       deps = createPoolDeps(t.platform.ctx, 'test');
@@ -152,6 +154,26 @@ describe('content pools over the API', () => {
       expect(outcome).toMatchObject({ status: 'refilled', released: 5, pushed: 8 });
       expect((await pooledIds('contents', 4)).sort((a, b) => a - b)).toEqual(expect.arrayContaining(orphans.map((o) => o.id)));
     });
+  });
+
+  it('two marking jobs at once mark every popped row once and empty the consumed list', async () => {
+    const deps = createPoolDeps(t.platform.ctx, 'test-marking');
+    try {
+      await deps.rows.insert('contents', 6, Array.from({ length: 40 }, (_, n) => ({ text: `m-${n}`, batchId: 1 })));
+      await refillPool(deps, 'contents', 6);
+      const popped = (await deps.lists.pop('contents', 6, 33)).items;
+      expect(popped.length).toBe(33);
+      const stale = await deps.lists.peekConsumed('contents', 6, 5);
+      const marking = { ...deps, settings: { consumedBatch: 4 } };
+      const [a, b] = await Promise.all([markConsumed(marking, 'contents', 6), markConsumed(marking, 'contents', 6)]);
+      expect(a.marked + b.marked).toBeGreaterThanOrEqual(33);
+      expect(await t.platform.ctx.redis.llen(t.platform.ctx.keys.poolConsumed('contents', 6))).toBe(0);
+      expect(await deps.lists.trimConsumed('contents', 6, stale)).toBe(0); // already removed: nothing more goes
+      const { rows } = await t.platform.ctx.db.pool.query(`SELECT id FROM contents WHERE group_id = 6 AND status = 'consumed' ORDER BY id`);
+      expect(rows.map((r) => Number(r.id))).toEqual(popped.map((p) => p.id).sort((x, y) => x - y));
+    } finally {
+      deps.triggers.close();
+    }
   });
 
   it('after a Redis flush, reserved rows in no pool come back and no row is served twice', async () => {
