@@ -87,23 +87,29 @@ export function scrollOneScreenScript(rowSelector: string, maxWaitMs: number): s
 }
 
 /**
- * Back to the top after the human-like scrolling: waits for a wheel scroll still animating to
- * end, scrolls to the top, and resolves once the rendered rows are the ones in the viewport
- * again (a virtual list re-renders a frame later; reading before that would skip the first
- * rows) or after `maxWaitMs`.
+ * Back to the top after the human-like scrolling, and resolves once the list has re-rendered
+ * there: the rendered rows changed (seen by a MutationObserver), or `maxWaitMs` passed. Rows
+ * rendered for the old position can still overlap the viewport, so "rows are visible" is not
+ * enough; reading before the re-render would skip the first rows.
  */
 export function scrollToTopScript(rowSelector: string, maxWaitMs: number): string {
-  return `(async () => {
-  const tick = () => new Promise((resolve) => setTimeout(resolve, 25));
-  const started = performance.now();
-  let last = -1;
-  while (window.scrollY !== last && performance.now() - started < ${maxWaitMs}) { last = window.scrollY; await tick(); await tick(); }
+  return `new Promise((resolve) => {
+  if (window.scrollY === 0) return resolve(0);
+  const rows = () => {
+    const r = document.querySelectorAll(${JSON.stringify(rowSelector)});
+    return r.length + '|' + (r[0] ? r[0].textContent : '') + '|' + (r.length ? r[r.length - 1].textContent : '');
+  };
+  const before = rows();
+  let observer;
+  let timer;
+  const finish = () => {
+    observer.disconnect();
+    clearTimeout(timer);
+    resolve(window.scrollY);
+  };
+  observer = new MutationObserver(() => { if (rows() !== before) finish(); });
+  observer.observe(document.body, { childList: true, subtree: true });
+  timer = setTimeout(finish, ${maxWaitMs});
   window.scrollTo(0, 0);
-  const inView = () => Array.from(document.querySelectorAll(${JSON.stringify(rowSelector)})).some((r) => {
-    const box = r.getBoundingClientRect();
-    return box.bottom > 0 && box.top < window.innerHeight;
-  });
-  do { await tick(); } while (!(window.scrollY === 0 && inView()) && performance.now() - started < ${maxWaitMs});
-  return window.scrollY;
-})()`;
+})`;
 }

@@ -22,6 +22,8 @@ export const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--no-first-run',
   '--disable-sync',
+  // wheel scrolls land at once instead of animating on after the page has been read
+  '--disable-smooth-scrolling',
 ];
 
 export const VIEWPORT = { width: 1366, height: 900 };
