@@ -35,8 +35,13 @@ export function createKeys(prefix: string) {
     /** Same for the leaderboards; the index lists every filled leaderboard key (same slot). */
     leaderboardCacheVersion: () => `${p}:cache:{leaderboard}:version`,
     leaderboardCacheIndex: () => `${p}:cache:{leaderboard}:keys`,
-    /** Hash ipId → task id of the IP's current crawl chain link (pending, running, or its result in the pipeline). */
-    crawlChain: () => `${p}:sched:{crawl}:chain`,
+    /**
+     * ipId → task id of the IP's current crawl (pending, running, or its result in the pipeline),
+     * in hashes of 100 IPs each (bucket = floor(ipId / 100)), small enough for Redis's compact
+     * listpack encoding; the set lists the buckets in use.
+     */
+    crawlChain: (bucket: number) => `${p}:sched:{crawl}:chain:${bucket}`,
+    crawlChainBuckets: () => `${p}:sched:{crawl}:buckets`,
 
     // pools
     pool: (type: PoolType, groupId: number) => `${p}:pool:{${type}:${groupId}}`,

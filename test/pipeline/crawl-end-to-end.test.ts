@@ -94,5 +94,5 @@ describe('crawl → pipeline → next crawl, with the real crawler', () => {
     expect(Math.abs(Date.parse(after.currentCrawl.dueAt) - (Date.parse(after.lastCrawledAt) + 8000_000))).toBeLessThan(2000);
     const pending = await t.platform.ctx.queues.queue('crawl').getJobs(['waiting', 'delayed', 'prioritized']);
     expect(pending.filter((j) => j.data.ipId === ip.id).map((j) => j.id)).toEqual([second.nextTaskId]);
-  });
+  }, 240_000);
 });

@@ -49,7 +49,20 @@ export class CrawlQueues {
   }
 
   async chain(ipId: number): Promise<string | null> {
-    return this.redis.hget(keys.crawlChain(), String(ipId));
+    return this.redis.hget(keys.crawlChain(Math.floor(ipId / 100)), String(ipId));
+  }
+
+  /** Every IP's chain entry. */
+  async chains(): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    for (const b of await this.redis.smembers(keys.crawlChainBuckets())) {
+      for (const [ip, task] of Object.entries(await this.redis.hgetall(keys.crawlChain(Number(b))))) out.set(Number(ip), task);
+    }
+    return out;
+  }
+
+  async dropChain(ipId: number): Promise<void> {
+    await this.redis.hdel(keys.crawlChain(Math.floor(ipId / 100)), String(ipId));
   }
 
   /** Delivers a result as the crawler does. */

@@ -90,5 +90,5 @@ describe('pipeline crash between persisting and acknowledging', () => {
     expect(pending).toHaveLength(1);
     expect(await q.chain(ipId)).toBe(pending[0]!.id);
     expect(pending[0]!.id).not.toBe(taskId);
-  });
+  }, 180_000);
 });

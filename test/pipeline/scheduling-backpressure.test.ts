@@ -29,7 +29,7 @@ describe('scheduler backpressure', () => {
       roles: ['pipeline'],
       redis,
       db,
-      env: { SCHEDULER_BACKPRESSURE_THRESHOLD: '5', SCHEDULER_BATCH_SIZE: '50', SCHEDULER_TICK_MS: '500', SCHEDULER_SPREAD_SECONDS: '1' },
+      env: { SCHEDULER_BACKPRESSURE_THRESHOLD: '5', SCHEDULER_BATCH_SIZE: '50', SCHEDULER_TICK_MS: '1000', SCHEDULER_SPREAD_SECONDS: '1' },
     });
     q = new CrawlQueues(redis.url);
   });
@@ -75,5 +75,5 @@ describe('scheduler backpressure', () => {
     const pending = await q.pendingByIp();
     expect(pending.size).toBe(40);
     for (const jobs of pending.values()) expect(jobs).toHaveLength(1);
-  });
+  }, 180_000);
 });

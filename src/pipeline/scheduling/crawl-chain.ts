@@ -1,5 +1,6 @@
 /**
- * The crawl chain of each IP: one Redis hash, ipId → the task id of the IP's current link.
+ * The crawl chain of each IP: ipId → the task id of the IP's current link, kept in Redis hashes
+ * of 100 IPs each (compact listpack encoding: ~30 bytes an IP instead of ~80 in one big hash).
  *
  * States of an IP's entry:
  *   absent        not scheduled: inactive or deleted IP (or Redis lost it; reconciliation repairs)
@@ -20,17 +21,24 @@ import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
 import { RedisScript } from '../../redis/script.js';
 
+const BUCKET_SIZE = 100;
+
 const claimMany = new RedisScript(
   'crawl-chain-claim',
-  `-- KEYS[1] chain hash
--- ARGV pairs: ipId, candidate task id
+  `-- KEYS[1] set of buckets in use, KEYS[1 + i] bucket hash of pair i
+-- ARGV pairs: ipId, candidate task id; ARGV[#ARGV] is the bucket number of each pair, comma-separated
 -- Returns per pair: the candidate when it was claimed, else the task id already there, prefixed "="
 local out = {}
-for i = 1, #ARGV, 2 do
-  if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 1 then
-    out[#out + 1] = ARGV[i + 1]
+local buckets = {}
+for b in string.gmatch(ARGV[#ARGV], '[^,]+') do buckets[#buckets + 1] = b end
+for i = 1, (#ARGV - 1) / 2 do
+  local key = KEYS[1 + i]
+  local ip, task = ARGV[2 * i - 1], ARGV[2 * i]
+  if redis.call('HSETNX', key, ip, task) == 1 then
+    redis.call('SADD', KEYS[1], buckets[i])
+    out[#out + 1] = task
   else
-    out[#out + 1] = '=' .. redis.call('HGET', KEYS[1], ARGV[i])
+    out[#out + 1] = '=' .. redis.call('HGET', key, ip)
   end
 end
 return out`,
@@ -38,7 +46,7 @@ return out`,
 
 const advanceScript = new RedisScript(
   'crawl-chain-advance',
-  `-- KEYS[1] chain hash
+  `-- KEYS[1] bucket hash
 -- ARGV[1] ipId, ARGV[2] from task id, ARGV[3] next task id
 -- Returns 'advanced' (was from, now next), 'already' (was next already), 'none' (no entry),
 -- or 'stale:<current>' (the chain belongs to another task)
@@ -56,7 +64,7 @@ return 'stale:' .. cur`,
 
 const releaseScript = new RedisScript(
   'crawl-chain-release',
-  `-- KEYS[1] chain hash
+  `-- KEYS[1] bucket hash
 -- ARGV[1] ipId, ARGV[2] expected task id or '' for any
 -- Returns the released task id, or false when nothing (or another task) held the entry
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
@@ -67,34 +75,53 @@ return cur`,
 
 export type AdvanceOutcome = { kind: 'advanced' | 'already' | 'none' } | { kind: 'stale'; current: string };
 
-export class CrawlChain {
-  private readonly key: string;
+export const chainBucket = (ipId: number) => Math.floor(ipId / BUCKET_SIZE);
 
+export class CrawlChain {
   constructor(
     private readonly redis: RedisClient,
-    keys: Keys,
-  ) {
-    this.key = keys.crawlChain();
+    private readonly keys: Keys,
+  ) {}
+
+  private key(ipId: number): string {
+    return this.keys.crawlChain(chainBucket(ipId));
   }
 
   async current(ipId: number): Promise<string | undefined> {
-    return (await this.redis.hget(this.key, String(ipId))) ?? undefined;
+    return (await this.redis.hget(this.key(ipId), String(ipId))) ?? undefined;
   }
 
+  /** Every entry (one round trip for the bucket list, one pipelined round trip for the buckets). */
   async all(): Promise<Map<number, string>> {
-    const raw = await this.redis.hgetall(this.key);
-    return new Map(Object.entries(raw).map(([ip, task]) => [Number(ip), task]));
+    const buckets = await this.redis.smembers(this.keys.crawlChainBuckets());
+    const out = new Map<number, string>();
+    if (!buckets.length) return out;
+    const pipeline = this.redis.pipeline();
+    for (const b of buckets) pipeline.hgetall(this.keys.crawlChain(Number(b)));
+    for (const [err, hash] of (await pipeline.exec()) ?? []) {
+      if (err) throw err;
+      for (const [ip, task] of Object.entries(hash as Record<string, string>)) out.set(Number(ip), task);
+    }
+    return out;
   }
 
   async size(): Promise<number> {
-    return this.redis.hlen(this.key);
+    const buckets = await this.redis.smembers(this.keys.crawlChainBuckets());
+    if (!buckets.length) return 0;
+    const pipeline = this.redis.pipeline();
+    for (const b of buckets) pipeline.hlen(this.keys.crawlChain(Number(b)));
+    return ((await pipeline.exec()) ?? []).reduce((n, [, len]) => n + Number(len ?? 0), 0);
   }
 
   /** Claims the chain of each IP that has none. Returns ipId → {taskId, claimed}. */
   async claim(candidates: readonly { ipId: number; taskId: string }[]): Promise<Map<number, { taskId: string; claimed: boolean }>> {
     const out = new Map<number, { taskId: string; claimed: boolean }>();
     if (!candidates.length) return out;
-    const reply = await claimMany.run<string[]>(this.redis, [this.key], candidates.flatMap((c) => [c.ipId, c.taskId]));
+    const reply = await claimMany.run<string[]>(
+      this.redis,
+      [this.keys.crawlChainBuckets(), ...candidates.map((c) => this.key(c.ipId))],
+      [...candidates.flatMap((c) => [c.ipId, c.taskId]), candidates.map((c) => chainBucket(c.ipId)).join(',')],
+    );
     candidates.forEach((c, i) => {
       const r = reply[i]!;
       out.set(c.ipId, r.startsWith('=') ? { taskId: r.slice(1), claimed: false } : { taskId: r, claimed: true });
@@ -103,13 +130,13 @@ export class CrawlChain {
   }
 
   async advance(ipId: number, from: string, next: string): Promise<AdvanceOutcome> {
-    const r = await advanceScript.run<string>(this.redis, [this.key], [ipId, from, next]);
+    const r = await advanceScript.run<string>(this.redis, [this.key(ipId)], [ipId, from, next]);
     if (r.startsWith('stale:')) return { kind: 'stale', current: r.slice('stale:'.length) };
     return { kind: r as 'advanced' | 'already' | 'none' };
   }
 
   /** Removes the entry (only when it is `expected`, if given). Returns the task id removed. */
   async release(ipId: number, expected?: string): Promise<string | undefined> {
-    return (await releaseScript.run<string | null>(this.redis, [this.key], [ipId, expected ?? ''])) ?? undefined;
+    return (await releaseScript.run<string | null>(this.redis, [this.key(ipId)], [ipId, expected ?? ''])) ?? undefined;
   }
 }

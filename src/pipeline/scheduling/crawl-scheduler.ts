@@ -69,10 +69,11 @@ export class CrawlScheduler {
   }
 
   /**
-   * Gives every IP without a chain its first crawl at its due time. IPs that already have one
-   * keep it. Returns the IPs newly scheduled, with their task ids.
+   * Gives every IP without a chain its first crawl at its due time (but at least `minDelayMs`
+   * from when it is added). IPs that already have one keep it. Returns the IPs newly scheduled,
+   * with their task ids.
    */
-  async scheduleMany(ips: readonly (SchedulableIp & { dueAt: number })[]): Promise<Map<number, string>> {
+  async scheduleMany(ips: readonly (SchedulableIp & { dueAt: number })[], options: { minDelayMs?: number } = {}): Promise<Map<number, string>> {
     const claimed = new Map<number, string>();
     const chunk = 1000;
     for (let i = 0; i < ips.length; i += chunk) {
@@ -86,7 +87,7 @@ export class CrawlScheduler {
         return [{
           name: 'crawl',
           data: { ipId: ip.id, keyword: ip.keyword, taskId: r.taskId, pagesOnSale, pagesSold },
-          opts: { jobId: r.taskId, delay: Math.max(0, Math.round(ip.dueAt - Date.now())) },
+          opts: { jobId: r.taskId, delay: Math.max(options.minDelayMs ?? 0, Math.round(ip.dueAt - Date.now())) },
         }];
       });
       if (jobs.length) await this.deps.queues.addBulk('crawl', jobs);

@@ -44,7 +44,7 @@ export interface ReconcileDeps {
   redis: RedisClient;
   logger: Logger;
   spreadSeconds: number;
-  /** Crawls due now are placed at or after now + this, so the backpressure loop sees them before BullMQ promotes them. */
+  /** Every crawl it adds is delayed at least this long, so the backpressure loop sees it before BullMQ promotes it. */
   leadMs: number;
 }
 
@@ -116,10 +116,13 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   if (unscheduled.length) {
     const due = spreadDueTimes(
       unscheduled.map((ip) => ({ ipId: ip.id, lastCrawledAt: ip.last_crawled_at, intervalSeconds: ip.interval_seconds })),
-      now + deps.leadMs,
+      now,
       deps.spreadSeconds * 1000,
     );
-    const scheduled = await scheduler.scheduleMany(unscheduled.map((ip) => ({ id: ip.id, keyword: ip.keyword, dueAt: due.get(ip.id)! })));
+    const scheduled = await scheduler.scheduleMany(
+      unscheduled.map((ip) => ({ id: ip.id, keyword: ip.keyword, dueAt: due.get(ip.id)! })),
+      { minDelayMs: deps.leadMs },
+    );
     report.scheduled = scheduled.size;
   }
 

@@ -39,11 +39,12 @@ export interface SchedulerLoopDeps {
 const MAX_HOLD_BACK_PER_TICK = 5000;
 
 export class SchedulerLoop {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private tickTimer: NodeJS.Timeout | undefined;
+  private reconcileTimer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private reconciling: Promise<void> | undefined;
   private listeners: QueueEvents[] = [];
   private stopping: Promise<void> | undefined;
-  private lastReconcile = 0;
   private readonly logger: Logger;
   private readonly heldBack;
   private readonly reconciled;
@@ -56,20 +57,23 @@ export class SchedulerLoop {
     this.finalFailures = deps.metrics.counter('wp_scheduler_final_failures_total', 'Crawls or results that failed for good; their IP was rescheduled.', ['queue']);
   }
 
+  /**
+   * Starts the listeners, the backpressure ticks and the reconciliations. Ticks do not wait for
+   * a reconciliation: one that schedules 100,000 IPs takes a while, and the crawls it adds must
+   * be held back meanwhile (each is added at least one tick ahead, so a tick sees it first).
+   * Resolves after the start-up reconciliation (a failed one is retried on the next tick).
+   */
   async start(): Promise<void> {
     this.listen('crawl');
     this.listen('crawl-result');
-    // A failed start-up reconciliation (DB or Redis down) is retried by the next tick.
-    await this.reconcileNow().catch((err: Error) => this.logger.warn({ err: err.message }, 'start-up reconciliation failed; retrying on the next tick'));
-    await this.applyBackpressure().catch((err: Error) => this.logger.warn({ err: err.message }, 'backpressure failed; next tick retries'));
-    this.schedule();
+    this.tickLoop();
+    await this.reconcileLoop();
   }
 
-  /** One reconciliation now (also used by tests and the start). */
+  /** One reconciliation now. */
   async reconcileNow() {
     const { scheduler, db, redis, settings } = this.deps;
     const report = await reconcile({ scheduler, db, redis, logger: this.logger, spreadSeconds: settings.spreadSeconds, leadMs: settings.tickMs });
-    this.lastReconcile = Date.now();
     for (const action of ['scheduled', 'reAdded', 'advanced', 'orphansRemoved', 'released'] as const) {
       if (report[action]) this.reconciled.inc({ action }, report[action]);
     }
@@ -78,25 +82,35 @@ export class SchedulerLoop {
 
   stop(): Promise<void> {
     return (this.stopping ??= (async () => {
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = undefined;
-      await this.running?.catch(() => undefined);
+      for (const t of [this.tickTimer, this.reconcileTimer]) if (t) clearTimeout(t);
+      await Promise.all([this.ticking, this.reconciling].map((p) => p?.catch(() => undefined)));
       await Promise.all(this.listeners.map((l) => l.close().catch(() => undefined)));
     })());
   }
 
-  private schedule(): void {
+  private tickLoop(): void {
     if (this.stopping) return;
-    this.timer = setTimeout(() => {
-      this.running = this.tick()
-        .catch((err: Error) => this.logger.warn({ err: err.message }, 'scheduler tick failed; next tick retries'))
-        .finally(() => this.schedule());
+    this.tickTimer = setTimeout(() => {
+      this.ticking = this.applyBackpressure()
+        .then(() => undefined, (err: Error) => this.logger.warn({ err: err.message }, 'backpressure tick failed; next tick retries'))
+        .finally(() => this.tickLoop());
     }, this.deps.settings.tickMs);
   }
 
-  private async tick(): Promise<void> {
-    await this.applyBackpressure();
-    if (Date.now() - this.lastReconcile >= this.deps.settings.reconcileIntervalSeconds * 1000) await this.reconcileNow();
+  private async reconcileLoop(): Promise<void> {
+    if (this.stopping) return;
+    let ok = true;
+    this.reconciling = this.reconcileNow().then(
+      () => undefined,
+      (err: Error) => {
+        ok = false;
+        this.logger.warn({ err: err.message }, 'reconciliation failed; retrying soon');
+      },
+    );
+    await this.reconciling;
+    if (this.stopping) return;
+    const { reconcileIntervalSeconds, tickMs } = this.deps.settings;
+    this.reconcileTimer = setTimeout(() => void this.reconcileLoop(), ok ? reconcileIntervalSeconds * 1000 : Math.max(tickMs, 1000));
   }
 
   /** Holds back due crawls beyond the threshold (see backpressure.ts). */

@@ -4,7 +4,7 @@ import { ipIdOfTask, newTaskId, nextTaskId, resultJobId, taskOfResultJob } from 
 describe('task ids', () => {
   it('carry the IP id and are valid BullMQ custom ids', () => {
     const id = newTaskId(42);
-    expect(id).toMatch(/^ip42-[0-9a-f]{12}$/);
+    expect(id).toMatch(/^ip42-[0-9a-f]{8}$/);
     expect(ipIdOfTask(id)).toBe(42);
     expect(id).not.toContain(':');
     expect(newTaskId(42)).not.toBe(id);
@@ -20,12 +20,12 @@ describe('task ids', () => {
   });
 
   it('reject ids that are not ours', () => {
-    for (const id of ['42', 'ip-1', 'ipx-0123456789ab', 'ip1-0123456789abc', 'repeat:1:2']) expect(ipIdOfTask(id)).toBeUndefined();
+    for (const id of ['42', 'ip-1', 'ipx-01234567', 'ip1-012345678', 'ip1-0123456', 'repeat:1:2']) expect(ipIdOfTask(id)).toBeUndefined();
   });
 
   it('name result jobs after their task', () => {
-    expect(resultJobId('ip1-0123456789ab')).toBe('result-ip1-0123456789ab');
-    expect(taskOfResultJob('result-ip1-0123456789ab')).toBe('ip1-0123456789ab');
-    expect(taskOfResultJob('ip1-0123456789ab')).toBeUndefined();
+    expect(resultJobId('ip1-01234567')).toBe('result-ip1-01234567');
+    expect(taskOfResultJob('result-ip1-01234567')).toBe('ip1-01234567');
+    expect(taskOfResultJob('ip1-01234567')).toBeUndefined();
   });
 });

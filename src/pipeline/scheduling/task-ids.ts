@@ -2,26 +2,27 @@
  * Crawl task ids. A task id is also the BullMQ job id of the crawl (so GET /api/tasks/:task_id
  * finds it) and names its result job (`result-<taskId>`, added by the crawler).
  *
- *   ip<ipId>-<12 hex>
+ *   ip<ipId>-<8 hex>
  *
  * The IP id is readable from the id alone, so reconciliation can map the members of BullMQ's
  * delayed/wait/active sets to IPs without loading a single job. A chain's first task gets a
- * random suffix; each next task's suffix is derived from the previous task id. Deriving it makes
+ * random suffix; each next task's suffix is derived from the previous task id (32 bits, within one
+ * IP's ids: short, because every id is stored four times per pending crawl). Deriving it makes
  * "advance the chain from task T" idempotent: a pipeline worker killed after moving the chain
  * on, and the failure listener racing it, all compute the same next id, and BullMQ ignores an
  * add whose job id exists.
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-const TASK_ID = /^ip(\d+)-[0-9a-f]{12}$/;
+const TASK_ID = /^ip(\d+)-[0-9a-f]{8}$/;
 const RESULT_PREFIX = 'result-';
 
 export function newTaskId(ipId: number): string {
-  return `ip${ipId}-${randomBytes(6).toString('hex')}`;
+  return `ip${ipId}-${randomBytes(4).toString('hex')}`;
 }
 
 export function nextTaskId(ipId: number, previousTaskId: string): string {
-  return `ip${ipId}-${createHash('sha1').update(previousTaskId).digest('hex').slice(0, 12)}`;
+  return `ip${ipId}-${createHash('sha1').update(previousTaskId).digest('hex').slice(0, 8)}`;
 }
 
 /** The IP of a task id, or undefined when the id is not one of ours. */
