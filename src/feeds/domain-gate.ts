@@ -1,22 +1,27 @@
 /**
  * At least FEED_DOMAIN_MIN_INTERVAL_MS between requests to one domain, across every worker and
- * process. One Redis hash per domain (keys.domainNextSlot), changed only by the two scripts below:
+ * process. Per domain, one hash (keys.domainNextSlot) and one sorted set, the waiting line
+ * (keys.domainLine), both under the domain's hash tag and changed only by the scripts below:
  *
- *   next      the next free reservation slot (ms)
- *   last      when the domain's last request ended (ms, rounded up) or, after a Retry-After,
- *             the time the domain asked us to wait for minus the interval
- *   holder    job id of the request in flight, with holderUntil (a lease: a crashed holder
- *             frees the domain after FEED_FETCH_TIMEOUT_MS + a margin)
- *   r:<job>   the slot a waiting job reserved, so it keeps its place in line
+ *   hash  next         the next free reservation slot (ms)
+ *         last         when the domain's last request ended (ms, rounded up), or after a
+ *                      Retry-After the time the server asked us to wait for, minus the interval
+ *         holder       job id of the request in flight, with holderUntil (a lease: a crashed
+ *                      holder frees the domain after FEED_FETCH_TIMEOUT_MS + a margin)
+ *   line  job → slot   the jobs waiting for their turn, by reserved slot (FIFO per domain)
  *
- * acquire: a job first reserves the next free slot (FIFO per domain). It may send its request
- * when its slot has come, nobody is in flight and `last + interval` has passed; it then becomes
- * the holder. Otherwise it gets the wait in ms, and the caller delays the job in BullMQ for
+ * acquire: a job first reserves the next free slot. It may send its request when its slot has
+ * come, nobody is in flight and `last + interval` has passed; it then becomes the holder and
+ * leaves the line. Otherwise it gets the wait in ms, and the caller delays the job in BullMQ for
  * that long (no worker slot sleeps).
  * release: the holder records when its request ended; the next request starts at least one
- * interval later. The spacing is therefore measured from the end of one exchange (after the
- * server has answered) to the start of the next, which holds at the server whatever the
- * scheduling jitter of the processes, and all times come from Redis's clock (TIME).
+ * interval later. When the first job in line is due before that, its slot moves to that time and
+ * release returns it, so the caller moves that delayed job to exactly then (a hand-over: the job
+ * does not wake up early only to be delayed again).
+ *
+ * The spacing is counted from the end of one exchange (after the server has answered) to the
+ * start of the next, so it holds as measured at the server whatever the scheduling jitter of the
+ * processes, and all times come from Redis's clock (TIME).
  */
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -33,17 +38,19 @@ const MIN_WAIT_MS = 5;
  */
 const RESERVATION_MARGIN = 0.05;
 const RESERVATION_MARGIN_MIN_MS = 20;
+/** A place in line this far in the past belongs to a job that is gone; it is dropped. */
+const STALE_RESERVATION_MS = 600_000;
 
 const acquireScript = new RedisScript(
   'feed-domain-acquire',
-  `-- KEYS[1] domain state hash
+  `-- KEYS[1] domain state hash, KEYS[2] the domain's waiting line (zset job -> slot)
 -- ARGV[1] job id, ARGV[2] min interval ms, ARGV[3] holder lease ms, ARGV[4] idle ttl ms, ARGV[5] min wait ms,
--- ARGV[6] reservation step ms (the interval plus a margin for the exchange itself)
+-- ARGV[6] reservation step ms (the interval plus a margin for the exchange itself), ARGV[7] stale reservation ms
 -- Returns 0 when the job may send its request now (it is the holder), else ms to wait.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local job, interval, lease = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local s = redis.call('HMGET', KEYS[1], 'next', 'last', 'holder', 'holderUntil', 'r:' .. job)
+local job, interval, lease, step = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
+local s = redis.call('HMGET', KEYS[1], 'next', 'last', 'holder', 'holderUntil')
 local nextFree = tonumber(s[1]) or 0
 local last = tonumber(s[2])
 local holder = s[3]
@@ -52,21 +59,26 @@ if holder == job then
   redis.call('HSET', KEYS[1], 'holderUntil', now + lease)
   return 0
 end
-local slot = tonumber(s[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[7]))
+local slot = tonumber(redis.call('ZSCORE', KEYS[2], job))
 if not slot then
   slot = math.max(nextFree, now)
-  nextFree = slot + tonumber(ARGV[6])
-  redis.call('HSET', KEYS[1], 'r:' .. job, slot, 'next', nextFree)
+  nextFree = slot + step
+  redis.call('ZADD', KEYS[2], slot, job)
+  redis.call('HSET', KEYS[1], 'next', nextFree)
 end
 local earliest = slot
 if last and last + interval > earliest then earliest = last + interval end
+local ttl = math.max(nextFree - now, 0) + tonumber(ARGV[4])
 if not holder and now >= earliest then
-  redis.call('HSET', KEYS[1], 'holder', job, 'holderUntil', now + lease, 'next', math.max(nextFree, now + tonumber(ARGV[6])))
-  redis.call('HDEL', KEYS[1], 'r:' .. job)
-  redis.call('PEXPIRE', KEYS[1], math.max(nextFree - now, 0) + tonumber(ARGV[4]))
+  redis.call('HSET', KEYS[1], 'holder', job, 'holderUntil', now + lease, 'next', math.max(nextFree, now + step))
+  redis.call('ZREM', KEYS[2], job)
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
   return 0
 end
-redis.call('PEXPIRE', KEYS[1], math.max(nextFree - now, 0) + tonumber(ARGV[4]))
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', KEYS[2], ttl)
 local wait = earliest - now
 -- Someone is in flight: the next start is at least one interval after it ends.
 if holder and wait < interval then wait = interval end
@@ -76,25 +88,43 @@ return wait`,
 
 const releaseScript = new RedisScript(
   'feed-domain-release',
-  `-- KEYS[1] domain state hash
--- ARGV[1] job id, ARGV[2] min interval ms, ARGV[3] extra wait ms asked by the server (Retry-After, 0 = none), ARGV[4] idle ttl ms
--- Records the end of the job's request; returns the earliest start of the next request (ms).
+  `-- KEYS[1] domain state hash, KEYS[2] the domain's waiting line
+-- ARGV[1] job id, ARGV[2] min interval ms, ARGV[3] extra wait ms asked by the server (Retry-After, 0 = none), ARGV[4] idle ttl ms,
+-- ARGV[5] reservation step ms
+-- Records the end of the job's request. Returns {next job id, ms until its turn} when the first
+-- job in line was due before the domain's next turn (its slot is moved to that turn), else {}.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000)
 local interval, extra = tonumber(ARGV[2]), tonumber(ARGV[3])
 local s = redis.call('HMGET', KEYS[1], 'holder', 'last', 'next')
 if s[1] == ARGV[1] then redis.call('HDEL', KEYS[1], 'holder', 'holderUntil') end
 local last = math.max(tonumber(s[2]) or 0, now, now + extra - interval)
-local nextFree = math.max(tonumber(s[3]) or 0, last + interval)
+local turn = last + interval
+local nextFree = math.max(tonumber(s[3]) or 0, turn)
 redis.call('HSET', KEYS[1], 'last', last, 'next', nextFree)
-redis.call('HDEL', KEYS[1], 'r:' .. ARGV[1])
-redis.call('PEXPIRE', KEYS[1], nextFree - now + tonumber(ARGV[4]))
-return last + interval`,
+redis.call('ZREM', KEYS[2], ARGV[1])
+local ttl = nextFree - now + tonumber(ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', KEYS[2], ttl)
+local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if first[1] and tonumber(first[2]) < turn then
+  redis.call('ZADD', KEYS[2], turn, first[1])
+  -- a reservation made from now on comes after the one just moved
+  if nextFree < turn + tonumber(ARGV[5]) then redis.call('HSET', KEYS[1], 'next', turn + tonumber(ARGV[5])) end
+  return {first[1], turn - now}
+end
+return {}`,
 );
 
 /** The domain of a feed URL: its host name, lower case (the port is not part of it). */
 export function domainOf(url: string): string {
   return new URL(url).hostname.toLowerCase();
+}
+
+export interface HandOver {
+  /** The job first in line, whose turn comes `delayMs` from now. */
+  jobId: string;
+  delayMs: number;
 }
 
 export class DomainGate {
@@ -104,15 +134,32 @@ export class DomainGate {
     private readonly settings: { minIntervalMs: number; leaseMs: number },
   ) {}
 
+  private keysOf(domain: string): string[] {
+    return [this.keys.domainNextSlot(domain), this.keys.domainLine(domain)];
+  }
+
+  private get step(): number {
+    const interval = this.settings.minIntervalMs;
+    return interval > 0 ? interval + Math.max(RESERVATION_MARGIN_MIN_MS, Math.round(interval * RESERVATION_MARGIN)) : 0;
+  }
+
   /** 0: send the request now (and call release afterwards); > 0: ms to wait first. */
   async acquire(domain: string, jobId: string): Promise<number> {
     const { minIntervalMs, leaseMs } = this.settings;
-    const step = minIntervalMs > 0 ? minIntervalMs + Math.max(RESERVATION_MARGIN_MIN_MS, Math.round(minIntervalMs * RESERVATION_MARGIN)) : 0;
-    return acquireScript.run<number>(this.redis, [this.keys.domainNextSlot(domain)], [jobId, minIntervalMs, leaseMs, IDLE_TTL_MS, MIN_WAIT_MS, step]);
+    return acquireScript.run<number>(this.redis, this.keysOf(domain), [jobId, minIntervalMs, leaseMs, IDLE_TTL_MS, MIN_WAIT_MS, this.step, STALE_RESERVATION_MS]);
   }
 
-  /** The request of `jobId` has ended; `retryAfterMs` pushes the domain's next request back. */
-  async release(domain: string, jobId: string, retryAfterMs = 0): Promise<void> {
-    await releaseScript.run(this.redis, [this.keys.domainNextSlot(domain)], [jobId, this.settings.minIntervalMs, Math.round(retryAfterMs), IDLE_TTL_MS]);
+  /**
+   * The request of `jobId` has ended; `retryAfterMs` pushes the domain's next request back.
+   * Returns the job to move to the domain's next turn, if one is waiting for an earlier time.
+   */
+  async release(domain: string, jobId: string, retryAfterMs = 0): Promise<HandOver | undefined> {
+    const [next, delayMs] = await releaseScript.run<[string?, number?]>(this.redis, this.keysOf(domain), [jobId, this.settings.minIntervalMs, Math.round(retryAfterMs), IDLE_TTL_MS, this.step]);
+    return next ? { jobId: next, delayMs: Number(delayMs) } : undefined;
+  }
+
+  /** Takes a job that no longer exists out of the domain's line. */
+  async forget(domain: string, jobId: string): Promise<void> {
+    await this.redis.zrem(this.keys.domainLine(domain), jobId);
   }
 }

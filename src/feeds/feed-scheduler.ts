@@ -49,6 +49,9 @@ export const REFRESH_PRIORITY: Record<RefreshTrigger, number> = { manual: 1, ini
 /** The custom backoff type of refresh jobs (see backoffStrategy in role.ts). */
 export const FEED_BACKOFF = 'feed-refresh';
 
+/** A delayed job due later than its domain turn plus this is waiting for its schedule, not its turn. */
+const TURN_TOLERANCE_MS = 5_000;
+
 const PENDING_STATES = new Set(['delayed', 'waiting', 'prioritized', 'waiting-children']);
 
 export interface ScheduledTask {
@@ -132,6 +135,27 @@ export class FeedScheduler {
     const score = await this.deps.redis.zscore(this.queue.keys.delayed!, taskId);
     // BullMQ scores delayed jobs as dueAt * 4096 + a counter.
     return { state, runAt: score === null ? null : new Date(Math.floor(Number(score) / 4096)) };
+  }
+
+  /**
+   * Moves a job waiting for its domain's turn to that turn, `delayMs` from now (the domain
+   * gate's hand-over). A job that is no longer delayed is left alone; a job delayed until well
+   * after the turn is waiting for its schedule, not for the domain, and keeps its time.
+   * Returns 'dropped' when the job should leave the domain's line (it does not exist any more,
+   * or waits for its schedule; it reserves a new place when it runs).
+   */
+  async moveToTurn(jobId: string, delayMs: number): Promise<'moved' | 'left' | 'dropped'> {
+    const { runAt } = await this.describe(jobId);
+    if (!runAt) return (await this.queue.getJobState(jobId)) === 'unknown' ? 'dropped' : 'left';
+    if (runAt.getTime() > Date.now() + delayMs + TURN_TOLERANCE_MS) return 'dropped';
+    const job = await this.queue.getJob(jobId);
+    if (!job) return 'dropped';
+    try {
+      await job.changeDelay(delayMs);
+      return 'moved';
+    } catch {
+      return 'left'; // promoted or taken meanwhile: its own turn check decides
+    }
   }
 
   /** The job currently owning the feed's periodic chain (pending or active), if any. */

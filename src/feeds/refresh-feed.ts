@@ -129,7 +129,11 @@ export function createRefreshProcessor(deps: RefreshDeps) {
       if (err instanceof FeedRefreshError) retryAfterMs = err.details.retryAfterMs ?? 0;
       throw err;
     } finally {
-      await gate.release(domain, job.id!, retryAfterMs);
+      const handOver = await gate.release(domain, job.id!, retryAfterMs);
+      if (handOver) {
+        const moved = await scheduler.moveToTurn(handOver.jobId, handOver.delayMs).catch(() => 'left' as const);
+        if (moved === 'dropped') await gate.forget(domain, handOver.jobId);
+      }
     }
   }
 

@@ -24,6 +24,8 @@ export function createKeys(prefix: string) {
     // feeds
     feedLock: (feedId: number | string) => `${p}:tasklock:feed:{${feedId}}`,
     domainNextSlot: (domain: string) => `${p}:feeds:domain:{${domain}}`,
+    /** Jobs waiting for their turn at a domain (same slot as domainNextSlot: one script touches both). */
+    domainLine: (domain: string) => `${p}:feeds:domain:{${domain}}:line`,
 
     // crawl, pipeline, scheduling
     itemState: (ipId: number | string, sourceId: string) => `${p}:item:{${ipId}}:${sourceId}`,
