@@ -36,7 +36,13 @@ export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> 
 
   const refillWorker = createWorker(ctx, 'poolRefill', async (job) => {
     const data = job.data;
-    if (data.kind === 'check') return checkPools(deps);
+    if (data.kind === 'check') {
+      // The next check comes anyway: while the DB is down, skip instead of filling the dead jobs.
+      return checkPools(deps).catch((err) => {
+        if (isDatabaseUnavailable(err)) return { skipped: 'database unavailable' };
+        throw err;
+      });
+    }
     const outcome = await whileDbUp(() => refillPool(deps, data.type, data.groupId, { recover: data.recover ?? false }));
     if (outcome.status === 'refilled' || outcome.status === 'lock-lost') {
       metrics.refilled.inc({ type: data.type }, outcome.pushed);
