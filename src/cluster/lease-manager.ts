@@ -279,7 +279,7 @@ export class LeaseManager implements Leadership {
     w.lastValue = value;
     this.isLeaderGauge.set({ work: w.name }, 1);
     this.changes.inc({ work: w.name, event: 'acquired' });
-    this.deps.logger.info({ work: w.name, token }, 'lease acquired: starting singleton work');
+    this.deps.logger.info({ work: w.name, term: token }, 'lease acquired: starting singleton work');
     for (const start of w.starts) term.stops.push(this.runStart(w, term, start));
   }
 
@@ -302,7 +302,7 @@ export class LeaseManager implements Leadership {
     w.state = 'ending';
     this.isLeaderGauge.set({ work: w.name }, 0);
     this.changes.inc({ work: w.name, event });
-    const log = { work: w.name, token: term.token, reason };
+    const log = { work: w.name, term: term.token, reason };
     if (event === 'lost') this.deps.logger.warn(log, 'lease lost: stopping singleton work');
     else this.deps.logger.info(log, 'lease released: stopping singleton work');
     w.ending = (async () => {

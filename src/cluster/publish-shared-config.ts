@@ -33,7 +33,7 @@ export async function publishSharedConfig(deps: PublishDeps, term: LeaderTerm): 
   const version = await deps.store.publish(value, body, deps.ttlMs);
   if (version === null) return 'not-leader';
   deps.logger.info(
-    { version, digest, poolGroups: content.poolGroups, ips: content.ips.length, token: term.token },
+    { version, digest, poolGroups: content.poolGroups, ips: content.ips.length, term: term.token },
     'shared config published',
   );
   await deps.sharedConfig.refresh();
