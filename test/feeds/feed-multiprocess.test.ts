@@ -5,6 +5,8 @@
  *   time, and afterwards exactly one pending scheduled refresh exists.
  * - 20 feeds on 2 domains: the spacing between requests to one domain, measured at the server,
  *   is never under FEED_DOMAIN_MIN_INTERVAL_MS (1 s), and both workers did refreshes.
+ * - a worker SIGKILLed in the middle of a refresh: the other worker finishes that refresh, and
+ *   the feed still has exactly one pending scheduled refresh.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
@@ -37,6 +39,9 @@ describe('feeds across processes', () => {
       FEED_WORKER_CONCURRENCY: '10',
       FEED_RECONCILE_INTERVAL_SECONDS: '0',
       DATABASE_POOL_SIZE: '5',
+      // A killed worker's job is handed to the other one within seconds.
+      WORKER_LOCK_DURATION_MS: '5000',
+      WORKER_STALLED_INTERVAL_MS: '1000',
     });
     // Started together; whichever started is stopped in afterAll even if another failed to start.
     const started = await Promise.allSettled([
@@ -122,5 +127,32 @@ describe('feeds across processes', () => {
 
     const jobs = await Promise.all(created.map((r) => queue.getJob(r.body.taskId)));
     expect(new Set(jobs.map((j) => j!.processedBy))).toEqual(new Set(['feeds-1', 'feeds-2']));
+  });
+
+  it('a worker killed mid-refresh: the other one finishes it, and exactly one pending refresh remains', async () => {
+    const path = '/rss/killed.xml';
+    const created = await api.post('/api/feeds', { url: server.url(`${path}?delay=3000`) });
+    const feedId: number = created.body.id;
+    await waitForTask(api, created.body.taskId, 60_000);
+
+    const manual = await api.post('/api/queue/schedule-feed', { feed_id: feedId, force_immediate: true });
+    expect(manual.body.status).toBe('queued');
+    const hitsBefore = server.requests.filter((r) => r.path === path).length;
+    await waitFor(() => server.requests.filter((r) => r.path === path).length > hitsBefore, { message: 'the manual refresh never reached the server' });
+    const owner = (await queue.getJob(manual.body.task_id))!.processedBy!;
+    const victim = processes.find((p) => p.output().includes(`instance ${owner}`))!;
+    expect(victim).toBeDefined();
+    await victim.kill(); // mid-exchange: the server is still holding its answer
+
+    const task = await waitForTask(api, manual.body.task_id, 60_000);
+    expect(task.state).toBe('completed');
+    expect(task.result).toMatchObject({ trigger: 'manual', outcome: 'refreshed' });
+    const finished = (await queue.getJob(manual.body.task_id))!;
+    expect(finished.processedBy).not.toBe(owner);
+
+    const pending = await pendingJobsOfFeed(queue, feedId);
+    expect(pending.map((j) => j.data.trigger)).toEqual(['periodic']);
+    expect(await queue.getDeduplicationJobId(periodicDedupId(feedId))).toBe(pending[0]!.id);
+    expect(await queue.getDeduplicationJobId(`feed-${feedId}-manual`)).toBeNull();
   });
 });
