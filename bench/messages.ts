@@ -5,8 +5,10 @@
  * work (the RPUSH + EXPIRE + LTRIM MULTI for an append, the LRANGE for a read) with no auth, no
  * validation, no persist job and no fallback; and the same bare route behind the platform's auth
  * middleware, to show what authentication alone costs. Appends/s and reads/s with p50/p99 at 1
- * and 64 clients, each the better of two interleaved runs. The servers (the platform's api role and
- * the baselines) run in a child process, the load generator here.
+ * and 64 clients, each the better of two interleaved runs, with the CPU the server process and
+ * redis-server spent per request (steadier than req/s when other work shares the machine). The
+ * servers (the platform's api role and the baselines) run in a child process, the load generator
+ * here.
  *
  * Persist: rows/s the messages role writes to PostgreSQL draining the persist buffers, for a backlog
  * of 100,000 messages and for a stream accepted by 64 callers through the API's write path while
@@ -79,6 +81,10 @@ function platformEnv(redisUrl: string, databaseUrl: string, dataDir: string): No
 function baselineApp(redis: Redis, keyOf: (session: string) => string, maxLen: number, ttl: number, guard?: express.RequestHandler): express.Express {
   const app = express();
   app.use(express.json({ limit: '1mb' }));
+  app.get('/__cpu', (_req, res) => {
+    const { user, system } = process.cpuUsage();
+    res.json({ us: user + system });
+  });
   if (guard) app.use(guard);
   let seq = Date.now() * 1000;
   app.post('/baseline/sessions/:sessionId/messages', async (req, res) => {
@@ -133,7 +139,12 @@ interface Figures {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU of the server process and of redis-server per request, in µs: steadier than req/s on a busy machine. */
+  cpuUs: number;
 }
+
+/** CPU time so far (µs) of the server child and of redis-server. */
+type CpuProbe = () => Promise<number>;
 
 function request(agent: http.Agent, url: URL, method: string, headers: Record<string, string>, body?: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -146,7 +157,13 @@ function request(agent: http.Agent, url: URL, method: string, headers: Record<st
   });
 }
 
-async function load(clients: number, next: (client: number, n: number) => { url: URL; method: string; body?: string }, headers: Record<string, string>, okStatus: number): Promise<Figures> {
+async function load(
+  clients: number,
+  next: (client: number, n: number) => { url: URL; method: string; body?: string },
+  headers: Record<string, string>,
+  okStatus: number,
+  cpu: CpuProbe,
+): Promise<Figures> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
   const latencies: number[] = [];
   let errors = 0;
@@ -165,21 +182,24 @@ async function load(clients: number, next: (client: number, n: number) => { url:
   };
   const running = Array.from({ length: clients }, (_, i) => worker(i));
   await sleep(WARMUP_MS);
+  const cpu0 = await cpu();
   measuring = true;
   const t0 = performance.now();
   await sleep(RUN_MS);
   measuring = false;
   const elapsed = (performance.now() - t0) / 1000;
+  const cpuUsed = (await cpu()) - cpu0;
   stop = true;
   await Promise.all(running);
   agent.destroy();
   const sorted = Float64Array.from(latencies).sort();
   const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-  return { rps: latencies.length / elapsed, p50: pct(50), p99: pct(99), errors };
+  return { rps: latencies.length / elapsed, p50: pct(50), p99: pct(99), errors, cpuUs: cpuUsed / Math.max(1, latencies.length) };
 }
 
 const best = (a: Figures, b: Figures) => (b.rps > a.rps ? b : a);
-const fmt = (f: Figures) => `${f.rps.toFixed(0).padStart(7)} req/s  p50 ${f.p50.toFixed(2).padStart(6)} ms  p99 ${f.p99.toFixed(2).padStart(6)} ms${f.errors ? `  (${f.errors} errors)` : ''}`;
+const fmt = (f: Figures) =>
+  `${f.rps.toFixed(0).padStart(6)} req/s  p50 ${f.p50.toFixed(2).padStart(6)} ms  p99 ${f.p99.toFixed(2).padStart(7)} ms  cpu ${f.cpuUs.toFixed(0).padStart(4)} µs/req${f.errors ? `  (${f.errors} errors)` : ''}`;
 
 interface Urls {
   api: string;
@@ -187,7 +207,7 @@ interface Urls {
   baselineAuth: string;
 }
 
-async function httpBench(urls: Urls): Promise<void> {
+async function httpBench(urls: Urls, cpu: CpuProbe): Promise<void> {
   const login = await fetch(`${urls.api}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
   const { token } = (await login.json()) as { token: string };
   const auth = { authorization: `Bearer ${token}` };
@@ -206,19 +226,24 @@ async function httpBench(urls: Urls): Promise<void> {
           const t = targets[name];
           const sessionUrls = Array.from({ length: clients }, (_, i) => new URL(`${t.base}/bench-${clients}-${i}/messages${op === 'read' ? '?limit=50' : ''}`));
           results[name].push(
-            await load(clients, (client) => (op === 'append' ? { url: sessionUrls[client]!, method: 'POST', body } : { url: sessionUrls[client]!, method: 'GET' }), t.headers, op === 'append' ? 201 : 200),
+            await load(clients, (client) => (op === 'append' ? { url: sessionUrls[client]!, method: 'POST', body } : { url: sessionUrls[client]!, method: 'GET' }), t.headers, op === 'append' ? 201 : 200, cpu),
           );
         }
       }
       const [b, ...rest] = names.map((n) => best(results[n][0]!, results[n][1]!));
       console.log(`${op.padEnd(6)} ${String(clients).padStart(2)} client(s)  ${names[0]!.padEnd(13)} ${fmt(b!)}`);
-      rest.forEach((f, i) => console.log(`${''.padEnd(20)} ${names[i + 1]!.padEnd(13)} ${fmt(f)}   ${(f.rps / b!.rps).toFixed(2)}x`));
+      rest.forEach((f, i) => console.log(`${''.padEnd(20)} ${names[i + 1]!.padEnd(13)} ${fmt(f)}   ${(f.rps / b!.rps).toFixed(2)}x req/s, ${(b!.cpuUs / f.cpuUs).toFixed(2)}x by cpu`));
     }
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Persist throughput (in this process).
+
+const BARE_INSERT = `
+INSERT INTO chat_messages (message_id, session_id, seq, role, content, accepted_at)
+SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::bigint[], $4::text[]::message_role[], $5::text[], $6::timestamptz[])
+ON CONFLICT (message_id) DO NOTHING`;
 
 async function persistBench(redisUrl: string, databaseUrl: string, dataDir: string): Promise<void> {
   const config = loadConfig({ ...platformEnv(redisUrl, databaseUrl, dataDir), DATABASE_MIGRATE_ON_START: 'false' });
@@ -256,12 +281,14 @@ async function persistBench(redisUrl: string, databaseUrl: string, dataDir: stri
 
   // 1. A backlog: 100,000 accepted messages waiting in the buffers (as after an outage of the worker).
   await reset();
-  const pipeline = ctx.redis.pipeline();
-  for (let i = 0; i < total; i++) {
-    const m = message(i);
-    pipeline.rpush(ctx.keys.messagePersistBuffer(buffer.shardOf(m.sessionId)), JSON.stringify(m));
+  for (let i = 0; i < total; i += 5000) {
+    const pipeline = ctx.redis.pipeline();
+    for (let j = i; j < i + 5000; j++) {
+      const m = message(j);
+      pipeline.rpush(ctx.keys.messagePersistBuffer(buffer.shardOf(m.sessionId)), JSON.stringify(m));
+    }
+    await pipeline.exec();
   }
-  await pipeline.exec();
   let start = await persisted();
   let t0 = performance.now();
   let role = await startMessagesRole(ctx);
@@ -299,18 +326,21 @@ async function persistBench(redisUrl: string, databaseUrl: string, dataDir: stri
   await role.stop();
   await checkRows(streamed);
 
-  // 3. The ceiling: the same rows inserted directly, 500 a statement, one lane per buffer.
+  // 3. The ceiling: the same rows inserted directly from arrays, 500 a statement, one lane per buffer.
   await reset();
   const rows = Array.from({ length: total }, (_, i) => message(i));
   const batches = Array.from({ length: total / 500 }, (_, i) => rows.slice(i * 500, (i + 1) * 500));
   const c0 = performance.now();
   await Promise.all(
     Array.from({ length: s.persistShards }, async (_, lane) => {
-      for (let i = lane; i < batches.length; i += s.persistShards) await store.insert(batches[i]!);
+      for (let i = lane; i < batches.length; i += s.persistShards) {
+        const b = batches[i]!;
+        await ctx.db.pool.query(BARE_INSERT, [b.map((m) => m.messageId), b.map((m) => m.sessionId), b.map((m) => String(m.seq)), b.map((m) => m.role), b.map((m) => m.content), b.map((m) => m.acceptedAt)]);
+      }
     }),
   );
   const ceiling = total / ((performance.now() - c0) / 1000);
-  console.log(`baseline: bare INSERT, 500 rows a statement, ${s.persistShards} at a time   ${ceiling.toFixed(0).padStart(7)} rows/s`);
+  console.log(`baseline: bare INSERT ... unnest, 500 rows, ${s.persistShards} at a time ${ceiling.toFixed(0).padStart(7)} rows/s`);
   console.log(`worker: backlog of ${total} in the buffers              ${backlog.toFixed(0).padStart(7)} rows/s   ${(backlog / ceiling).toFixed(2)}x`);
   console.log(`worker: stream from 64 callers, accepted to stored      ${stream.toFixed(0).padStart(7)} rows/s   ${(stream / ceiling).toFixed(2)}x   (accepted at ${(streamed / acceptSeconds).toFixed(0)}/s)`);
   await reset();
@@ -358,7 +388,15 @@ async function main(): Promise<void> {
       child!.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
     });
     console.log(`HTTP: ${RUN_MS / 1000} s a run after ${WARMUP_MS / 1000} s warm-up, better of 2 interleaved runs; content ${CONTENT.length} bytes; reads of 50 from the cache`);
-    await httpBench(urls);
+    const probe = new Redis(redis.url);
+    const cpu: CpuProbe = async () => {
+      const server = ((await (await fetch(`${urls.baseline}/__cpu`)).json()) as { us: number }).us;
+      const info = await probe.info('cpu');
+      const seconds = ['used_cpu_sys', 'used_cpu_user'].reduce((sum, k) => sum + Number(new RegExp(`^${k}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0), 0);
+      return server + seconds * 1e6;
+    };
+    await httpBench(urls, cpu);
+    probe.disconnect();
     child.kill('SIGTERM');
     await new Promise((r) => child!.once('exit', r));
     child = undefined;

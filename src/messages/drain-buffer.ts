@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logging/logger.js';
-import { acceptedMessage, type AcceptedMessage } from '../queues/payloads/messages.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { MessageStore } from './message-store.js';
 import type { PersistBuffer } from './persist-buffer.js';
@@ -18,7 +17,7 @@ export interface DrainDeps {
 }
 
 export interface DrainOutcome {
-  /** Entries taken off the buffer (written, or skipped as unreadable). */
+  /** Entries taken off the buffer (written, or set aside as refused). */
   drained: number;
   /** Rows the INSERTs added (fewer when some were stored already). */
   inserted: number;
@@ -26,15 +25,6 @@ export interface DrainOutcome {
   busy: boolean;
   /** The time budget ran out with entries left. */
   more: boolean;
-}
-
-function parseEntry(entry: string): AcceptedMessage | undefined {
-  try {
-    const parsed = acceptedMessage.safeParse(JSON.parse(entry));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The database refuses the data itself (SQLSTATE class 22 data exception, 23 integrity), so retrying cannot help. */
@@ -48,18 +38,18 @@ function isRefusedData(err: unknown): boolean {
  * one, so a single bad entry cannot hold its buffer up; those refused on their own go to
  * `refused`. Any other failure (unreachable, timeout) is thrown: the batch stays for a retry.
  */
-async function insertBatch(deps: DrainDeps, batch: { entry: string; message: AcceptedMessage }[], refused: { entry: string; error: string }[]): Promise<number> {
+async function insertBatch(deps: DrainDeps, entries: string[], refused: { entry: string; error: string }[]): Promise<number> {
   try {
-    return await deps.store.insert(batch.map((b) => b.message));
+    return await deps.store.insertEntries(entries);
   } catch (err) {
     if (!isRefusedData(err)) throw err;
-    if (batch.length === 1) {
-      refused.push({ entry: batch[0]!.entry, error: (err as Error).message });
+    if (entries.length === 1) {
+      refused.push({ entry: entries[0]!, error: (err as Error).message });
       return 0;
     }
   }
   let inserted = 0;
-  for (const one of batch) inserted += await insertBatch(deps, [one], refused);
+  for (const entry of entries) inserted += await insertBatch(deps, [entry], refused);
   return inserted;
 }
 
@@ -72,14 +62,8 @@ export async function drainBuffer(deps: DrainDeps, shard: number, budgetMs: numb
       const batch = await deps.buffer.claim(deps.redis, shard, token);
       if (batch === null) return { ...outcome, busy: true };
       if (batch.length === 0) return outcome;
-      const messages: { entry: string; message: AcceptedMessage }[] = [];
       const refused: { entry: string; error: string }[] = [];
-      for (const entry of batch) {
-        const message = parseEntry(entry);
-        if (message) messages.push({ entry, message });
-        else refused.push({ entry, error: 'unreadable entry' });
-      }
-      outcome.inserted += await insertBatch(deps, messages, refused);
+      outcome.inserted += await insertBatch(deps, batch, refused);
       if (refused.length) {
         deps.logger.error({ shard, refused: refused.length, first: refused[0]!.error }, 'persist buffer entries refused; set aside in the dead list');
         await deps.buffer.setAside(deps.redis, shard, refused);

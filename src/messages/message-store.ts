@@ -7,26 +7,31 @@ import type { Database } from '../db/client.js';
 import type { AcceptedMessage } from '../queues/payloads/messages.js';
 import type { MessageView } from './message-entry.js';
 
-const INSERT = `
+/**
+ * One statement for a batch of buffer entries (AcceptedMessage JSON), passed as ONE JSON array:
+ * PostgreSQL parses it and types the columns, so the worker neither parses nor re-encodes the
+ * entries. Bad data fails the statement with a class 22 or 23 error (not JSON, unknown role,
+ * missing field, too long).
+ */
+const INSERT_ENTRIES = `
 INSERT INTO chat_messages (message_id, session_id, seq, role, content, accepted_at)
-SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::bigint[], $4::text[]::message_role[], $5::text[], $6::timestamptz[])
+SELECT "messageId", "sessionId", seq, role, content, "acceptedAt"
+FROM json_to_recordset($1::json) AS m("messageId" text, "sessionId" text, seq bigint, role message_role, content text, "acceptedAt" timestamptz)
 ON CONFLICT (message_id) DO NOTHING`;
 
 export class MessageStore {
   constructor(private readonly db: Database) {}
 
-  /** Inserts messages not stored yet, in one statement; returns how many were new. */
-  async insert(messages: AcceptedMessage[]): Promise<number> {
-    if (messages.length === 0) return 0;
-    const res = await this.db.pool.query(INSERT, [
-      messages.map((m) => m.messageId),
-      messages.map((m) => m.sessionId),
-      messages.map((m) => String(m.seq)),
-      messages.map((m) => m.role),
-      messages.map((m) => m.content),
-      messages.map((m) => m.acceptedAt),
-    ]);
+  /** Inserts the messages of buffer entries not stored yet, in one statement; returns how many were new. */
+  async insertEntries(entries: string[]): Promise<number> {
+    if (entries.length === 0) return 0;
+    const res = await this.db.pool.query(INSERT_ENTRIES, [`[${entries.join(',')}]`]);
     return res.rowCount ?? 0;
+  }
+
+  /** Inserts messages not stored yet, in one statement; returns how many were new. */
+  insert(messages: AcceptedMessage[]): Promise<number> {
+    return this.insertEntries(messages.map((m) => JSON.stringify(m)));
   }
 
   /** The newest `count` messages of a session, oldest first. */

@@ -102,10 +102,9 @@ export class PersistBuffer {
     if (entries.length) await redis.rpush(this.keys.messagePersistDead(shard), ...entries.map((e) => JSON.stringify(e)));
   }
 
-  /** Messages waiting in every buffer. */
-  async waiting(redis: RedisClient): Promise<number> {
-    const lengths = await Promise.all(Array.from({ length: this.settings.persistShards }, (_, s) => redis.llen(this.keys.messagePersistBuffer(s))));
-    return lengths.reduce((a, b) => a + b, 0);
+  /** Messages waiting in each buffer, by shard. */
+  lengths(redis: RedisClient): Promise<number[]> {
+    return Promise.all(Array.from({ length: this.settings.persistShards }, (_, s) => redis.llen(this.keys.messagePersistBuffer(s))));
   }
 
   private shardKeys(shard: number): string[] {

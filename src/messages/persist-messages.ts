@@ -1,9 +1,11 @@
 /**
  * The persist worker's job processor (write-behind, the reference's Kafka consumer).
  *
- * A job names a buffer to drain (added by the API when a message lands in an empty buffer, or a
- * follow-up of a drain that used up its time budget) or none (the periodic sweep: every buffer).
- * A buffer another drain holds is left to it; that drain goes on until the buffer is empty.
+ * A job names a buffer to drain (added by the API when a message lands in an empty buffer, by the
+ * sweep, or as the follow-up of a drain that used up its time budget) or none: the periodic sweep,
+ * which queues a drain for every buffer holding messages, so buffers drain side by side (the
+ * worker runs MESSAGE_PERSIST_SHARDS + 1 jobs at once). A buffer another drain holds is left to
+ * it; that drain goes on until the buffer is empty.
  *
  * Delivering a job twice, or retrying one that died after its INSERT, writes each message once:
  * the batch stays in the buffer until it is written and the INSERT skips stored message ids.
@@ -27,23 +29,25 @@ export interface PersistDeps extends DrainDeps {
   onInserted?: (rows: number) => void;
 }
 
-export function persistProcessor(deps: PersistDeps): JobProcessor<'messagePersist', { drained: number; inserted: number }> {
+export function persistProcessor(deps: PersistDeps): JobProcessor<'messagePersist', { drained: number; inserted: number; triggered: number }> {
   return async (job) => {
-    const shard = job.data.shard;
-    const shards = shard === undefined ? Array.from({ length: deps.shards }, (_, s) => s) : shard < deps.shards ? [shard] : [];
-    const total = { drained: 0, inserted: 0 };
-    for (const s of shards) {
-      try {
-        const outcome = await drainBuffer(deps, s, DRAIN_BUDGET_MS);
-        total.drained += outcome.drained;
-        total.inserted += outcome.inserted;
-        deps.onInserted?.(outcome.inserted);
-        if (outcome.more) await deps.queues.add('messagePersist', 'drain', { shard: s }, { removeOnComplete: true });
-      } catch (err) {
-        if (isDatabaseUnavailable(err)) throw new BlockedError(`database unavailable: ${(err as Error).message}`, DB_DOWN_RETRY_MS, 'database_unavailable');
-        throw err;
-      }
+    const { shard } = job.data;
+    if (shard === undefined) {
+      // The sweep: a drain job for every buffer with messages in it, so the buffers drain side by side.
+      const lengths = await deps.buffer.lengths(deps.redis);
+      const waiting = lengths.flatMap((n, s) => (n > 0 ? [s] : []));
+      if (waiting.length) await deps.queues.addBulk('messagePersist', waiting.map((s) => ({ name: 'drain', data: { shard: s }, opts: { removeOnComplete: true } })));
+      return { drained: 0, inserted: 0, triggered: waiting.length };
     }
-    return total;
+    if (shard >= deps.shards) return { drained: 0, inserted: 0, triggered: 0 }; // a buffer of a larger MESSAGE_PERSIST_SHARDS
+    try {
+      const outcome = await drainBuffer(deps, shard, DRAIN_BUDGET_MS);
+      deps.onInserted?.(outcome.inserted);
+      if (outcome.more) await deps.queues.add('messagePersist', 'drain', { shard }, { removeOnComplete: true });
+      return { drained: outcome.drained, inserted: outcome.inserted, triggered: outcome.more ? 1 : 0 };
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) throw new BlockedError(`database unavailable: ${(err as Error).message}`, DB_DOWN_RETRY_MS, 'database_unavailable');
+      throw err;
+    }
   };
 }

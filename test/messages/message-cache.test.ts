@@ -58,14 +58,21 @@ describe('session message cache', () => {
     // Eight clients at once: the order of acceptance is the order of `seq`, whichever request it was.
     const answers: Message[] = [];
     let next = 0;
-    await Promise.all(
+    let failed = false;
+    const clients = await Promise.allSettled(
       Array.from({ length: 8 }, async () => {
-        while (next < 1000) {
+        while (next < 1000 && !failed) {
           const i = next++;
-          answers.push(await post(session, `message ${i}`, i % 2 ? 'assistant' : 'user'));
+          try {
+            answers.push(await post(session, `message ${i}`, i % 2 ? 'assistant' : 'user'));
+          } catch (err) {
+            failed = true; // stop the other clients too
+            throw err;
+          }
         }
       }),
     );
+    for (const c of clients) if (c.status === 'rejected') throw c.reason;
     const sent = [...answers].sort((x, y) => x.seq - y.seq);
     expect(new Set(sent.map((m) => m.seq)).size).toBe(1000);
 
