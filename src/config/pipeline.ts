@@ -19,6 +19,7 @@ export const pipelineSettings = {
   itemTtlSoldSeconds: setting('ANALYZER_ITEM_TTL_SOLD', int(60), 172800, 'TTL of a sold item state hash.'),
   stateBatchSize: setting('PIPELINE_STATE_BATCH_SIZE', int(1, 10000), 500, 'Items per Redis pipeline round trip in the state machine.'),
   concurrency: setting('PIPELINE_CONCURRENCY', int(1, 100), 4, 'Crawl results processed at once per pipeline process.'),
+  processedRetentionDays: setting('PIPELINE_PROCESSED_RETENTION_DAYS', int(1), 14, 'How long the task ids of processed results are kept to recognise re-deliveries (days).'),
   cacheTtlSeconds: setting('CACHE_TTL_SECONDS', int(1), 600, 'TTL of the leaderboard and IP detail caches.'),
   alertOutflowSpikeFactor: setting('ALERT_OUTFLOW_SPIKE_FACTOR', num(1), 3, 'Alert when an hour\'s outflow exceeds this many times the previous hours\' average.'),
   alertOutflowMin: setting('ALERT_OUTFLOW_MIN', int(0), 20, 'Outflow an hour must reach before a spike alert fires.'),

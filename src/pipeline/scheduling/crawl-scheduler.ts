@@ -73,10 +73,10 @@ export class CrawlScheduler {
    * from when it is added). IPs that already have one keep it. Returns the IPs newly scheduled,
    * with their task ids.
    */
-  async scheduleMany(ips: readonly (SchedulableIp & { dueAt: number })[], options: { minDelayMs?: number } = {}): Promise<Map<number, string>> {
+  async scheduleMany(ips: readonly (SchedulableIp & { dueAt: number })[], options: { minDelayMs?: number; signal?: AbortSignal } = {}): Promise<Map<number, string>> {
     const claimed = new Map<number, string>();
     const chunk = 1000;
-    for (let i = 0; i < ips.length; i += chunk) {
+    for (let i = 0; i < ips.length && !options.signal?.aborted; i += chunk) {
       const part = ips.slice(i, i + chunk);
       const result = await this.chain.claim(part.map((ip) => ({ ipId: ip.id, taskId: newTaskId(ip.id) })));
       const jobs = part.flatMap((ip) => {

@@ -46,6 +46,8 @@ export interface ReconcileDeps {
   spreadSeconds: number;
   /** Every crawl it adds is delayed at least this long, so the backpressure loop sees it before BullMQ promotes it. */
   leadMs: number;
+  /** Stops a long reconciliation early at shutdown (the next one finishes the work). */
+  signal?: AbortSignal;
 }
 
 export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
@@ -121,7 +123,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
     );
     const scheduled = await scheduler.scheduleMany(
       unscheduled.map((ip) => ({ id: ip.id, keyword: ip.keyword, dueAt: due.get(ip.id)! })),
-      { minDelayMs: deps.leadMs },
+      { minDelayMs: deps.leadMs, ...(deps.signal ? { signal: deps.signal } : {}) },
     );
     report.scheduled = scheduled.size;
   }
@@ -129,6 +131,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   // Entries whose job is in no pending or active set: in the pipeline (fine), finished with a
   // missed event (advance) or missing (re-add under the same id).
   for (const { ip, taskId } of toCheck) {
+    if (deps.signal?.aborted) break;
     const done = await scheduler.repair({ id: ip.id, keyword: ip.keyword }, taskId, plannedDue({ lastCrawledAt: ip.last_crawled_at, intervalSeconds: ip.interval_seconds }, now));
     if (done === 're-added') report.reAdded += 1;
     if (done === 'advanced') report.advanced += 1;

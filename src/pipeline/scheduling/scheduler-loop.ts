@@ -45,6 +45,7 @@ export class SchedulerLoop {
   private reconciling: Promise<void> | undefined;
   private listeners: QueueEvents[] = [];
   private stopping: Promise<void> | undefined;
+  private readonly abort = new AbortController();
   private readonly logger: Logger;
   private readonly heldBack;
   private readonly reconciled;
@@ -70,18 +71,32 @@ export class SchedulerLoop {
     await this.reconcileLoop();
   }
 
-  /** One reconciliation now. */
+  /** One reconciliation now, then old processed-result ids are dropped. */
   async reconcileNow() {
     const { scheduler, db, redis, settings } = this.deps;
-    const report = await reconcile({ scheduler, db, redis, logger: this.logger, spreadSeconds: settings.spreadSeconds, leadMs: settings.tickMs });
+    const report = await reconcile({ scheduler, db, redis, logger: this.logger, spreadSeconds: settings.spreadSeconds, leadMs: settings.tickMs, signal: this.abort.signal });
     for (const action of ['scheduled', 'reAdded', 'advanced', 'orphansRemoved', 'released'] as const) {
       if (report[action]) this.reconciled.inc({ action }, report[action]);
     }
+    await this.dropOldProcessedResults();
     return report;
+  }
+
+  /** processed_results only has to outlive any re-delivery; it is trimmed in bounded batches. */
+  private async dropOldProcessedResults(): Promise<void> {
+    const before = new Date(Date.now() - this.deps.settings.processedRetentionDays * 86_400_000);
+    for (let round = 0; round < 100 && !this.abort.signal.aborted; round++) {
+      const { rowCount } = await this.deps.db.pool.query(
+        `DELETE FROM processed_results WHERE task_id IN (SELECT task_id FROM processed_results WHERE processed_at < $1 LIMIT 10000)`,
+        [before],
+      );
+      if (!rowCount || rowCount < 10_000) return;
+    }
   }
 
   stop(): Promise<void> {
     return (this.stopping ??= (async () => {
+      this.abort.abort();
       for (const t of [this.tickTimer, this.reconcileTimer]) if (t) clearTimeout(t);
       await Promise.all([this.ticking, this.reconciling].map((p) => p?.catch(() => undefined)));
       await Promise.all(this.listeners.map((l) => l.close().catch(() => undefined)));
