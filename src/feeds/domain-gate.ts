@@ -94,8 +94,11 @@ const releaseScript = new RedisScript(
 -- Records the end of the job's request. Returns {next job id, ms until its turn} when the first
 -- job in line was due before the domain's next turn (its slot is moved to that turn), else {}.
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000)
 local interval, extra = tonumber(ARGV[2]), tonumber(ARGV[3])
+-- The end is rounded up so the interval is never short; with no interval that would only make
+-- an acquire in the same millisecond wait.
+local round = interval > 0 and math.ceil or math.floor
+local now = tonumber(t[1]) * 1000 + round(tonumber(t[2]) / 1000)
 local s = redis.call('HMGET', KEYS[1], 'holder', 'last', 'next')
 if s[1] == ARGV[1] then redis.call('HDEL', KEYS[1], 'holder', 'holderUntil') end
 local last = math.max(tonumber(s[2]) or 0, now, now + extra - interval)

@@ -4,8 +4,9 @@
  *
  *   1. load the feed (deleted → done, nothing scheduled)
  *   2. take the feed lock with the job id (taken by another job → done, no work, nothing scheduled)
- *   3. take the domain's turn (not yet → BlockedError: the job is delayed in BullMQ for the wait,
- *      without spending an attempt, and the lock is released meanwhile)
+ *   3. take the domain's turn (not yet → the job is moved to delayed in BullMQ for the wait,
+ *      without spending an attempt, and the lock is released meanwhile; a routine event, so it
+ *      is logged at debug level rather than as a blocked job)
  *   4. conditional GET (fetch-feed.ts), then release the domain
  *   5. parse (parse-feed.ts) and upsert the articles in batches (article-store.ts)
  *   6. record the outcome on the feed row
@@ -22,7 +23,7 @@
  * (status error, errorCount + 1, lastError) and the next periodic refresh backs off.
  * The whole refresh runs under FEED_TIME_LIMIT_SECONDS; the lock outlives it (FEED_LOCK_TTL_SECONDS).
  */
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import type { Config } from '../config/index.js';
 import type { Feed } from '../generated/prisma/client.js';
 import { BlockedError, PermanentError, RetryableError } from '../errors.js';
@@ -137,7 +138,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
     }
   }
 
-  return async function refreshFeed(job: Job<FeedRefreshPayload, RefreshResult>, ctx: { logger: Logger }): Promise<RefreshResult> {
+  return async function refreshFeed(job: Job<FeedRefreshPayload, RefreshResult>, ctx: { logger: Logger; token: string | undefined }): Promise<RefreshResult> {
     const started = performance.now();
     const { feedId, trigger } = job.data;
     const done = (r: Omit<RefreshResult, 'feedId' | 'trigger' | 'durationMs'>): RefreshResult => {
@@ -187,7 +188,11 @@ export function createRefreshProcessor(deps: RefreshDeps) {
           };
         });
       } catch (err) {
-        if (err instanceof BlockedError) throw err;
+        if (err instanceof BlockedError) {
+          ctx.logger.debug({ feedId, waitMs: err.retryAfterMs }, 'waiting for the domain turn');
+          await job.moveToDelayed(Date.now() + err.retryAfterMs, ctx.token);
+          throw new DelayedError(err.message);
+        }
         if (isFeedGone(err)) return done({ outcome: 'skipped', reason: 'feed_deleted' });
         const failure = err instanceof FeedRefreshError ? err : undefined;
         const final = failure?.permanent || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
