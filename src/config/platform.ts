@@ -16,7 +16,8 @@ export const httpSettings = {
   port: setting('PORT', int(0, 65535), 3000, 'Port the API listens on (0 = any free port).'),
   bodyLimit: setting('HTTP_BODY_LIMIT', str(), '1mb', 'Largest accepted JSON body.'),
   trustProxy: setting('HTTP_TRUST_PROXY', bool(), false, 'Trust X-Forwarded-* headers (behind a reverse proxy).'),
-  metricsPublic: setting('METRICS_PUBLIC', bool(), true, 'Serve /metrics without a token (for Prometheus scrapes).'),
+  metricsPublic: setting('METRICS_PUBLIC', bool(), false, 'Serve /metrics without any token (only behind a network that keeps it private).'),
+  metricsToken: setting('METRICS_TOKEN', optionalStr().refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters'), undefined, 'Static bearer token Prometheus may scrape /metrics with (at least 32 characters); a user token works too.', { secret: true }),
   shutdownGraceMs: setting('HTTP_SHUTDOWN_GRACE_MS', int(0), 10000, 'How long in-flight requests may run after SIGTERM.'),
   accessLog: setting('HTTP_ACCESS_LOG', bool(), true, 'Log one line per request.'),
 };

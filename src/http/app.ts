@@ -8,7 +8,7 @@ import express, { type Express, type RequestHandler, type Router } from 'express
 import type { AuthService } from '../auth/auth-service.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { requireAuth } from './auth-middleware.js';
+import { requireAuth, scrapeTokenOr } from './auth-middleware.js';
 import { errorMapper, notFound } from './error-mapper.js';
 import { buildOpenApi } from './openapi.js';
 import { mountRoutes, type AnyRoute } from './route.js';
@@ -28,6 +28,8 @@ export interface AppOptions {
   bodyLimit: string;
   trustProxy: boolean;
   metricsPublic: boolean;
+  /** A static bearer token for Prometheus scrapes of /metrics (a user token works too). */
+  metricsToken?: string;
   accessLog: boolean;
   /** Extra mounts (Bull Board), given the auth middleware factory. */
   mounts?: ((app: Express, auth: { requireAuth: typeof requireAuth; service: AuthService }) => void)[];
@@ -102,7 +104,7 @@ export function createApp(options: AppOptions): Express {
     }
   };
   if (options.metricsPublic) app.get('/metrics', metricsHandler);
-  else app.get('/metrics', authGuard, metricsHandler);
+  else app.get('/metrics', scrapeTokenOr(options.metricsToken, authGuard), metricsHandler);
 
   const openapi = buildOpenApi(options.routes, { title: 'worker-platform', version: '0.1.0' });
   app.get('/api/openapi.json', authGuard, (_req, res) => {

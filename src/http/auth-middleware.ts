@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import type { AuthService } from '../auth/auth-service.js';
 import { HttpError } from '../errors.js';
@@ -39,5 +40,21 @@ export function requireAuth(auth: AuthService, options: { allowCookie?: boolean 
     } catch (err) {
       next(err);
     }
+  };
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/**
+ * /metrics for Prometheus: `Authorization: Bearer <METRICS_TOKEN>` (compared in constant time),
+ * else whatever `fallback` accepts (a user token).
+ */
+export function scrapeTokenOr(scrapeToken: string | undefined, fallback: RequestHandler): RequestHandler {
+  if (!scrapeToken) return fallback;
+  const expected = digest(scrapeToken);
+  return (req, res, next) => {
+    const token = bearerToken(req);
+    if (token && timingSafeEqual(digest(token), expected)) return next();
+    return fallback(req, res, next);
   };
 }

@@ -12,7 +12,7 @@ import { PermanentError } from '../errors.js';
 import { crawlResultPayload } from '../queues/payloads/crawl.js';
 import { createWorker } from '../queues/create-worker.js';
 import { createResultPipeline, createScheduler } from './components.js';
-import { SchedulerLoop } from './scheduling/scheduler-loop.js';
+import { SchedulerLoop, schedulerMetrics } from './scheduling/scheduler-loop.js';
 
 export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandle> {
   const logger = ctx.logger.child({ role: 'pipeline' });
@@ -40,6 +40,7 @@ export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandl
     { concurrency: ctx.config.pipeline.concurrency },
   );
 
+  schedulerMetrics(ctx.metrics);
   let loop: SchedulerLoop | undefined;
   ctx.leadership.whileLeader('crawl-scheduler', async () => {
     loop = new SchedulerLoop({ scheduler, db: ctx.db, redis: ctx.redis, connections: ctx.connections, keys: ctx.keys, settings: ctx.config.pipeline, metrics: ctx.metrics, logger });

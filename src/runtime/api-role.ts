@@ -30,6 +30,7 @@ export async function startApiRole(ctx: PlatformContext): Promise<ApiRoleHandle>
     bodyLimit: config.http.bodyLimit,
     trustProxy: config.http.trustProxy,
     metricsPublic: config.http.metricsPublic,
+    ...(config.http.metricsToken ? { metricsToken: config.http.metricsToken } : {}),
     accessLog: config.http.accessLog,
     mounts: [bullBoardMount({ queues: ctx.queues.all(), cookieSecure: config.auth.cookieSecure })],
   });

@@ -8,13 +8,15 @@ import { createWorker, type PlatformWorker } from '../../src/queues/create-worke
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 
+const SCRAPE_TOKEN = 'prometheus-scrape-token-0123456789abcdef';
+
 describe('jobs and dead jobs API', () => {
   let t: TestPlatform;
   let worker: PlatformWorker;
   let healed = false;
 
   beforeAll(async () => {
-    t = await startTestPlatform({ roles: ['api'], env: { JOB_BACKOFF_MS: '20' } });
+    t = await startTestPlatform({ roles: ['api'], env: { JOB_BACKOFF_MS: '20', METRICS_TOKEN: SCRAPE_TOKEN } });
     const ctx = t.platform.ctx;
     worker = createWorker(ctx, 'maintenance', async (job) => {
       if (job.data.task.startsWith('fail') && !healed) throw new Error(`cannot do ${job.data.task}`);
@@ -118,8 +120,11 @@ describe('jobs and dead jobs API', () => {
     expect(res.body.paths['/api/queues/{name}/jobs'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['name', 'state', 'start', 'end']);
   });
 
-  it('exports queue counts and dependency health as Prometheus metrics', async () => {
-    const res = await t.api.withToken(undefined).get('/metrics');
+  it('exports queue counts and dependency health as Prometheus metrics, to a scrape token or a user token only', async () => {
+    expect((await t.api.withToken(undefined).get('/metrics')).status).toBe(401);
+    expect((await t.api.withToken('not-the-scrape-token-0123456789abcdef').get('/metrics')).status).toBe(401);
+    expect((await t.api.get('/metrics')).status).toBe(200);
+    const res = await t.api.withToken(SCRAPE_TOKEN).get('/metrics');
     expect(res.status).toBe(200);
     expect(res.body).toMatch(/wp_queue_jobs\{queue="maintenance",state="completed"\} \d+/);
     expect(res.body).toMatch(/wp_dependency_up\{dependency="redis"\} 1/);

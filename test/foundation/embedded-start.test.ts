@@ -3,7 +3,7 @@
  * and PGlite under DATA_DIR; /healthz answers; stopped and started again it keeps its data; a
  * second process against the same DATA_DIR is refused with a message saying to set DATABASE_URL.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -11,6 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_ADMIN } from '../support/env.js';
 import { ApiClient } from '../support/http-client.js';
 import { spawnPlatform, type PlatformProcess } from '../support/processes.js';
+
+const DASHBOARD_DOMAIN_METRICS: string[] = JSON.parse(readFileSync(new URL('../../dashboards/grafana/domain-metrics.json', import.meta.url), 'utf8'));
 
 describe('embedded services (npm start)', () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'wp-embedded-'));
@@ -64,6 +66,11 @@ describe('embedded services (npm start)', () => {
     expect((await again.get('/api/queues')).body.error.code).toBe('token_revoked');
     await again.login(TEST_ADMIN.username, TEST_ADMIN.password);
     expect((await again.get('/api/queues')).status).toBe(200);
+
+    // Every role runs: /metrics exports each domain metric the Grafana dashboard plots.
+    const text = (await again.get('/metrics')).body as string;
+    const missing = DASHBOARD_DOMAIN_METRICS.filter((name) => !text.includes(`# TYPE ${name} `));
+    expect(missing).toEqual([]);
     expect(await running.stop()).toBe(0);
     running = undefined;
   });

@@ -38,6 +38,15 @@ export interface SchedulerLoopDeps {
 /** The most held-back crawls handled in one tick; more stay for the next ticks. */
 const MAX_HOLD_BACK_PER_TICK = 5000;
 
+/** The loop's metrics; the role registers them at start too, so followers export them as 0. */
+export function schedulerMetrics(metrics: Metrics) {
+  return {
+    heldBack: metrics.counter('wp_scheduler_held_back_total', 'Due crawls pushed back by backpressure.'),
+    reconciled: metrics.counter('wp_scheduler_reconciled_total', 'Changes made by reconciliation, by action.', ['action']),
+    finalFailures: metrics.counter('wp_scheduler_final_failures_total', 'Crawls or results that failed for good; their IP was rescheduled.', ['queue']),
+  };
+}
+
 export class SchedulerLoop {
   private tickTimer: NodeJS.Timeout | undefined;
   private reconcileTimer: NodeJS.Timeout | undefined;
@@ -53,9 +62,7 @@ export class SchedulerLoop {
 
   constructor(private readonly deps: SchedulerLoopDeps) {
     this.logger = deps.logger.child({ component: 'crawl-scheduler' });
-    this.heldBack = deps.metrics.counter('wp_scheduler_held_back_total', 'Due crawls pushed back by backpressure.');
-    this.reconciled = deps.metrics.counter('wp_scheduler_reconciled_total', 'Changes made by reconciliation, by action.', ['action']);
-    this.finalFailures = deps.metrics.counter('wp_scheduler_final_failures_total', 'Crawls or results that failed for good; their IP was rescheduled.', ['queue']);
+    ({ heldBack: this.heldBack, reconciled: this.reconciled, finalFailures: this.finalFailures } = schedulerMetrics(deps.metrics));
   }
 
   /**
