@@ -2,67 +2,17 @@
  * Helpers of the multi-process cluster tests: a platform process with the probe work
  * (test/fixtures/cluster/probe-platform.ts), an API client per process, and the probe log check.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TEST_ADMIN } from '../support/env.js';
 import { ApiClient } from '../support/http-client.js';
-import type { PlatformProcess } from '../support/processes.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+import { spawnTsProcess, type PlatformProcess } from '../support/processes.js';
 
 /** Starts the probe platform with `roles` (must include api for `apiUrl`). */
-export async function spawnProbePlatform(roles: string, env: NodeJS.ProcessEnv, startTimeoutMs = 90_000): Promise<PlatformProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/fixtures/cluster/probe-platform.ts'), roles], {
-    cwd: ROOT,
-    env: { ...env, LOG_PRETTY: 'false' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+export function spawnProbePlatform(roles: string, env: NodeJS.ProcessEnv, startTimeoutMs = 90_000): Promise<PlatformProcess> {
+  return spawnTsProcess('test/fixtures/cluster/probe-platform.ts', [roles], env, {
+    name: `probe platform (${roles})`,
+    ready: (out) => out.includes('worker-platform started') && (!roles.includes('api') || /API\s+http/.test(out)),
+    startTimeoutMs,
   });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const ready = () => out.includes('worker-platform started') && (!roles.includes('api') || /API\s+http/.test(out));
-  const started = await new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(false), startTimeoutMs);
-    const check = () => {
-      if (!ready()) return;
-      clearTimeout(timer);
-      resolve(true);
-    };
-    child.stdout!.on('data', check);
-    exited.then(() => {
-      clearTimeout(timer);
-      resolve(ready());
-    });
-  });
-  if (!started) {
-    child.kill('SIGKILL');
-    throw new Error(`probe platform (${roles}) did not start:\n${out}`);
-  }
-  const apiUrl = /API\s+(http:\/\/\S+)\/api/.exec(out)?.[1];
-  return {
-    child,
-    pid: child.pid!,
-    output: () => out,
-    ...(apiUrl ? { apiUrl } : {}),
-    signal: (sig) => child.kill(sig),
-    exited,
-    async stop(timeoutMs = 20_000) {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill('SIGCONT'); // in case a test left it paused
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
-    async kill() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
 }
 
 export async function loggedIn(p: PlatformProcess): Promise<ApiClient> {

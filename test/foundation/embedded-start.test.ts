@@ -73,5 +73,5 @@ describe('embedded services (npm start)', () => {
     expect(missing).toEqual([]);
     expect(await running.stop()).toBe(0);
     running = undefined;
-  });
+  }, 240_000); // two starts of every role, with Chromium, on a busy machine
 });

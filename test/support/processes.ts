@@ -23,10 +23,19 @@ export interface PlatformProcess {
   exited: Promise<number | null>;
 }
 
-export async function spawnPlatform(roles: string, env: NodeJS.ProcessEnv, options: { startTimeoutMs?: number } = {}): Promise<PlatformProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'workers/run-role.ts'), roles], {
+/**
+ * Runs `script` (TypeScript, through tsx) as a child process and resolves once `ready(output)`
+ * holds; rejects with the output when it exits first or takes longer than `startTimeoutMs`.
+ */
+export async function spawnTsProcess(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { name: string; ready: (output: string) => boolean; startTimeoutMs?: number },
+): Promise<PlatformProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
     cwd: ROOT,
-    env: { ...env, LOG_PRETTY: 'false' },
+    env: { PATH: process.env.PATH, ...env, LOG_PRETTY: 'false' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -36,20 +45,20 @@ export async function spawnPlatform(roles: string, env: NodeJS.ProcessEnv, optio
   const started = await new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => resolve(false), options.startTimeoutMs ?? 60_000);
     const check = () => {
-      if (out.includes('worker-platform started')) {
-        clearTimeout(timer);
-        resolve(true);
-      }
+      if (!options.ready(out)) return;
+      clearTimeout(timer);
+      resolve(true);
     };
     child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
     exited.then(() => {
       clearTimeout(timer);
-      resolve(out.includes('worker-platform started'));
+      resolve(options.ready(out));
     });
   });
   if (!started) {
     child.kill('SIGKILL');
-    throw new Error(`platform process (${roles}) did not start:\n${out}`);
+    throw new Error(`${options.name} did not start:\n${out}`);
   }
   const apiUrl = /API\s+(http:\/\/\S+)\/api/.exec(out)?.[1];
   return {
@@ -61,6 +70,7 @@ export async function spawnPlatform(roles: string, env: NodeJS.ProcessEnv, optio
     exited,
     async stop(timeoutMs = 20_000) {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGCONT'); // in case a test left it paused
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
       const code = await exited;
@@ -73,4 +83,12 @@ export async function spawnPlatform(roles: string, env: NodeJS.ProcessEnv, optio
       await exited;
     },
   };
+}
+
+export function spawnPlatform(roles: string, env: NodeJS.ProcessEnv, options: { startTimeoutMs?: number } = {}): Promise<PlatformProcess> {
+  return spawnTsProcess('workers/run-role.ts', [roles], env, {
+    name: `platform process (${roles})`,
+    ready: (out) => out.includes('worker-platform started'),
+    ...options,
+  });
 }

@@ -1,0 +1,149 @@
+/**
+ * A real 3-master Redis Cluster on loopback for one test file: three `redis-server
+ * --cluster-enabled yes` children (AOF on, each in its own directory), joined by
+ * `redis-cli --cluster create ... --cluster-replicas 0`, ready once every node reports
+ * `cluster_state:ok` and knows all three. Stopped by pid, directories removed.
+ *
+ * Ports: each node's cluster bus port is chosen free as well and given with `--cluster-port`
+ * (Redis >= 7), instead of relying on client port + 10000 being free.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { freePort } from '../../src/services/free-port.js';
+import { startRedisServer, type RedisServerProcess } from '../../src/services/redis-server-process.js';
+
+const run = promisify(execFile);
+
+export interface TestRedisCluster {
+  nodes: (RedisServerProcess & { busPort: number })[];
+  /** REDIS_CLUSTER_NODES value: host:port of every master. */
+  seeds: string;
+  dir: string;
+  /** The client port of the master serving `slot` (as that node sees it). */
+  ownerOf(slot: number): Promise<number>;
+  /**
+   * Moves one slot with its keys to the master on `toPort`, the way redis-cli --cluster reshard
+   * does (IMPORTING/MIGRATING, MIGRATE in batches, SETSLOT NODE on every master): clients meet
+   * ASK redirections while it moves and MOVED afterwards. Resolves once every node agrees.
+   */
+  moveSlot(slot: number, toPort: number): Promise<void>;
+  /** Stops every node and removes the data. Idempotent. */
+  destroy(): Promise<void>;
+}
+
+/** Distinct free ports (client and bus ports of every node). */
+async function distinctFreePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}
+
+/** Runs `fn` on a plain (non-cluster) connection to one node. */
+async function onNode<T>(port: number, fn: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await fn(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function clusterInfo(port: number): Promise<Record<string, string>> {
+  const text = (await onNode(port, (c) => c.call('CLUSTER', 'INFO'))) as string;
+  return Object.fromEntries(
+    text
+      .split('\r\n')
+      .filter((l) => l.includes(':'))
+      .map((l) => l.split(':') as [string, string]),
+  );
+}
+
+/** CLUSTER SLOTS as seen by one node: [start, end, [host, port, id], ...replicas]. */
+async function ownerPort(port: number, slot: number): Promise<number> {
+  const ranges = (await onNode(port, (c) => c.call('CLUSTER', 'SLOTS'))) as [number, number, [string, number, string]][];
+  const range = ranges.find(([start, end]) => slot >= start && slot <= end);
+  if (!range) throw new Error(`slot ${slot} is not served (node ${port})`);
+  return range[2][1];
+}
+
+async function moveSlot(ports: number[], slot: number, toPort: number): Promise<void> {
+  const fromPort = await ownerPort(ports[0]!, slot);
+  if (fromPort === toPort) return;
+  const id = (port: number) => onNode(port, (c) => c.call('CLUSTER', 'MYID')) as Promise<string>;
+  const [fromId, toId] = [await id(fromPort), await id(toPort)];
+  await onNode(toPort, (c) => c.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', fromId));
+  await onNode(fromPort, (c) => c.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', toId));
+  await onNode(fromPort, async (c) => {
+    for (;;) {
+      const keys = (await c.call('CLUSTER', 'GETKEYSINSLOT', slot, 100)) as string[];
+      if (!keys.length) return;
+      await c.call('MIGRATE', '127.0.0.1', toPort, '', 0, 10_000, 'KEYS', ...keys);
+    }
+  });
+  // The new owner first, then the old one (its clients are sent on by MOVED), then the rest.
+  for (const port of [toPort, fromPort, ...ports.filter((p) => p !== toPort && p !== fromPort)]) {
+    await onNode(port, (c) => c.call('CLUSTER', 'SETSLOT', slot, 'NODE', toId));
+  }
+  for (let i = 0; ; i++) {
+    const owners = await Promise.all(ports.map((p) => ownerPort(p, slot)));
+    if (owners.every((o) => o === toPort)) return;
+    if (i >= 200) throw new Error(`slot ${slot}: nodes disagree on its owner after the move: ${owners.join(', ')}`);
+    await sleep(50);
+  }
+}
+
+export async function startTestRedisCluster(options: { masters?: number; nodeTimeoutMs?: number } = {}): Promise<TestRedisCluster> {
+  const masters = options.masters ?? 3;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'wp-test-redis-cluster-'));
+  const nodes: TestRedisCluster['nodes'] = [];
+  let destroying: Promise<void> | undefined;
+  const destroy = () =>
+    (destroying ??= (async () => {
+      await Promise.all(nodes.map((n) => n.stop()));
+      rmSync(dir, { recursive: true, force: true });
+    })());
+  try {
+    const ports = await distinctFreePorts(masters * 2);
+    for (let i = 0; i < masters; i++) {
+      const [port, busPort] = [ports[2 * i]!, ports[2 * i + 1]!];
+      const server = await startRedisServer({
+        dir: path.join(dir, `node-${i}`),
+        port,
+        extraArgs: [
+          '--cluster-enabled', 'yes',
+          '--cluster-config-file', 'nodes.conf',
+          '--cluster-port', String(busPort),
+          '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 5000),
+        ],
+      });
+      nodes.push({ ...server, busPort });
+    }
+    const seeds = nodes.map((n) => `127.0.0.1:${n.port}`);
+    await run('redis-cli', ['--cluster', 'create', ...seeds, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 60_000 });
+    for (let i = 0; ; i++) {
+      const infos = await Promise.all(nodes.map((n) => clusterInfo(n.port).catch(() => ({}) as Record<string, string>)));
+      if (infos.every((info) => info.cluster_state === 'ok' && info.cluster_known_nodes === String(masters) && info.cluster_slots_assigned === '16384')) break;
+      if (i >= 600) throw new Error(`Redis Cluster not ok after 30 s: ${JSON.stringify(infos)}`);
+      await sleep(50);
+    }
+    const clientPorts = nodes.map((n) => n.port);
+    return {
+      nodes,
+      seeds: seeds.join(','),
+      dir,
+      ownerOf: (slot) => ownerPort(clientPorts[0]!, slot),
+      moveSlot: (slot, toPort) => moveSlot(clientPorts, slot, toPort),
+      destroy,
+    };
+  } catch (err) {
+    await destroy();
+    throw err;
+  }
+}
