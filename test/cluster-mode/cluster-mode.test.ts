@@ -67,7 +67,7 @@ describe('platform on a 3-master Redis Cluster', () => {
       POOL_CHECK_INTERVAL_MS: '1000',
       CONFIG_REFRESH_INTERVAL_MS: '1000',
       CONFIG_SYNC_INTERVAL_MS: '1000',
-      INSTANCE_TTL_MS: '3000',
+      INSTANCE_TTL_MS: '6000',
       LEADER_TTL_MS: '6000',
     });
     probe = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
@@ -93,6 +93,29 @@ describe('platform on a 3-master Redis Cluster', () => {
       },
       { timeoutMs, intervalMs: 200, message: `task ${taskId} did not finish` },
     );
+  }
+
+  /**
+   * Pops (pop and pop-many in turn) until `total` rows came out, then expects 404 pool_empty. An
+   * empty answer is not the end while a refill holds the remaining rows reserved: pop again.
+   */
+  async function popAll(type: string, groupId: number, total: number) {
+    const served: { id: number; text: string; source: string }[] = [];
+    let round = 0;
+    await waitFor(
+      async () => {
+        const many = round++ % 2 === 1;
+        const res = many ? await t.api.post(`/api/pools/${type}/${groupId}/pop-many`, { count: 3 }) : await t.api.post(`/api/pools/${type}/${groupId}/pop`);
+        if (res.status === 200) served.push(...(many ? res.body.items : [res.body]));
+        else if (res.status !== 404) throw new Error(`pop answered ${res.status}: ${JSON.stringify(res.body)}`);
+        return served.length >= total;
+      },
+      { timeoutMs: 30_000, intervalMs: 10, message: `${type}/${groupId}: not every row was served` },
+    );
+    const empty = await t.api.post(`/api/pools/${type}/${groupId}/pop`);
+    expect(empty.status).toBe(404);
+    expect(empty.body.error.code).toBe('pool_empty');
+    return served;
   }
 
   const slotOf = async (key: string) => Number(await probe.cluster('KEYSLOT', key));
@@ -143,15 +166,7 @@ describe('platform on a 3-master Redis Cluster', () => {
     const overview = async () => ((await t.api.get('/api/pools')).body.pools as any[]).find((p) => p.type === 'titles' && p.groupId === 5);
     await waitFor(async () => (await overview())?.poolLength === 20, { message: 'pool not filled after import' });
 
-    const served: { id: number; source: string }[] = [];
-    for (let round = 0; ; round++) {
-      const res = round % 2 ? await t.api.post('/api/pools/titles/5/pop-many', { count: 3 }) : await t.api.post('/api/pools/titles/5/pop');
-      if (res.status === 404) break;
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      const got = round % 2 ? res.body.items : [res.body];
-      if (!got.length) break;
-      served.push(...got);
-    }
+    const served = await popAll('titles', 5, 60);
     expect(served).toHaveLength(60);
     expect(new Set(served.map((s) => s.id)).size).toBe(60);
     // More than one pool's worth came from Redis: refills ran while popping.
@@ -270,11 +285,11 @@ describe('platform on a 3-master Redis Cluster', () => {
     await waitFor(() => terms.length === 1 && c.leadership.isLeader('cluster-mode-probe'), { message: 'whileLeader work did not start' });
     expect(await probe.get(c.keys.lease('cluster-mode-probe'))).toBe(`${c.instanceId}#${terms[0]!.token}`);
 
-    // Two more instances compete for one work with a 1 s lease: one holder, renewed, handed over on release.
+    // Two more instances compete for one work with a 2 s lease: one holder, renewed, handed over on release.
     const connections = new RedisConnections(c.connections.target, { connectTimeoutMs: 2000, commandTimeoutMs: 1000 }, silentLogger());
     const started: string[] = [];
     const managers = ['lease-a', 'lease-b'].map((id) => {
-      const m = new LeaseManager({ redis: connections.create('command', id), keys: c.keys, instanceId: id, ttlMs: 1000, logger: silentLogger(), metrics: new Metrics({ defaultMetrics: false }) });
+      const m = new LeaseManager({ redis: connections.create('command', id), keys: c.keys, instanceId: id, ttlMs: 2000, logger: silentLogger(), metrics: new Metrics({ defaultMetrics: false }) });
       m.whileLeader('cluster-mode-contest', async (term) => {
         started.push(`${id}#${term.token}`);
         return async () => undefined;
@@ -283,8 +298,8 @@ describe('platform on a 3-master Redis Cluster', () => {
     });
     try {
       const holder = await waitFor(() => managers.find((m) => m.isLeader('cluster-mode-contest')), { message: 'nobody acquired the lease' });
-      for (let i = 0; i < 6; i++) {
-        await sleep(250); // 1.5 s: past the TTL, so the lease was renewed
+      for (let i = 0; i < 8; i++) {
+        await sleep(300); // 2.4 s: past the TTL, so the lease was renewed
         expect(managers.filter((m) => m.isLeader('cluster-mode-contest'))).toEqual([holder]);
       }
       expect(started).toHaveLength(1);
@@ -348,13 +363,7 @@ describe('platform on a 3-master Redis Cluster', () => {
       message: 'messages posted around the move were not persisted',
     });
     // The pool: popped to the end on its new master, each row once, refilled from the DB.
-    const served: number[] = [];
-    for (;;) {
-      const res = await t.api.post('/api/pools/contents/8/pop-many', { count: 7 });
-      expect(res.status).toBe(200);
-      if (!res.body.items.length) break;
-      served.push(...res.body.items.map((i: { id: number }) => i.id));
-    }
+    const served = (await popAll('contents', 8, 30)).map((s) => s.id);
     expect(served).toHaveLength(30);
     expect(new Set(served).size).toBe(30);
     // The lease: renewed on its new master within one renewal period, same term.
