@@ -1,14 +1,18 @@
 /**
  * A real 3-master Redis Cluster on loopback for one test file: three `redis-server
  * --cluster-enabled yes` children (AOF on, each in its own directory), joined by
- * `redis-cli --cluster create ... --cluster-replicas 0`, ready once every node reports
- * `cluster_state:ok` and knows all three. Stopped by pid, directories removed.
+ * `redis-cli --cluster create ... --cluster-replicas 0 --cluster-yes`, ready once every node
+ * reports `cluster_state:ok`, knows all masters and sees every slot assigned. Stopped by pid,
+ * directories removed.
  *
- * Ports: each node's cluster bus port is chosen free as well and given with `--cluster-port`
- * (Redis >= 7), instead of relying on client port + 10000 being free.
+ * Ports: the cluster bus port of a node is its client port + 10000 unless given. Redis >= 7 takes
+ * it with `--cluster-port`, so both are simply chosen free; an older Redis gets a client port whose
+ * +10000 neighbour is free. Without redis-cli (a Redis built without redis-tools) the same cluster
+ * is joined by hand: CLUSTER ADDSLOTS on each node, then CLUSTER MEET.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -36,11 +40,45 @@ export interface TestRedisCluster {
   destroy(): Promise<void>;
 }
 
-/** Distinct free ports (client and bus ports of every node). */
-async function distinctFreePorts(count: number): Promise<number[]> {
-  const ports = new Set<number>();
-  while (ports.size < count) ports.add(await freePort());
-  return [...ports];
+const SLOTS = 16384;
+
+function redisMajorVersion(): number {
+  const out = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout ?? '';
+  return Number(/v=(\d+)\./.exec(out)?.[1] ?? 0);
+}
+
+function hasRedisCli(): boolean {
+  return spawnSync('redis-cli', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** Client and bus port of each node, all distinct and free a moment ago. */
+async function nodePorts(count: number, busPortOption: boolean): Promise<{ port: number; busPort: number }[]> {
+  const taken = new Set<number>();
+  const out: { port: number; busPort: number }[] = [];
+  while (out.length < count) {
+    const port = await freePort();
+    if (taken.has(port)) continue;
+    let busPort: number;
+    if (busPortOption) {
+      busPort = await freePort();
+      if (busPort === port || taken.has(busPort)) continue;
+    } else {
+      busPort = port + 10_000;
+      if (busPort > 65_535 || taken.has(busPort) || !(await portIsFree(busPort))) continue;
+    }
+    taken.add(port).add(busPort);
+    out.push({ port, busPort });
+  }
+  return out;
 }
 
 /** Runs `fn` on a plain (non-cluster) connection to one node. */
@@ -110,26 +148,34 @@ export async function startTestRedisCluster(options: { masters?: number; nodeTim
       rmSync(dir, { recursive: true, force: true });
     })());
   try {
-    const ports = await distinctFreePorts(masters * 2);
-    for (let i = 0; i < masters; i++) {
-      const [port, busPort] = [ports[2 * i]!, ports[2 * i + 1]!];
+    const withBusPortOption = redisMajorVersion() >= 7;
+    for (const [i, { port, busPort }] of (await nodePorts(masters, withBusPortOption)).entries()) {
       const server = await startRedisServer({
         dir: path.join(dir, `node-${i}`),
         port,
         extraArgs: [
           '--cluster-enabled', 'yes',
           '--cluster-config-file', 'nodes.conf',
-          '--cluster-port', String(busPort),
           '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 5000),
+          ...(withBusPortOption ? ['--cluster-port', String(busPort)] : []),
         ],
       });
       nodes.push({ ...server, busPort });
     }
     const seeds = nodes.map((n) => `127.0.0.1:${n.port}`);
-    await run('redis-cli', ['--cluster', 'create', ...seeds, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 60_000 });
+    if (hasRedisCli()) {
+      await run('redis-cli', ['--cluster', 'create', ...seeds, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 60_000 });
+    } else {
+      // What redis-cli does: an even share of the slots to each master, then every node meets the first.
+      for (const [i, node] of nodes.entries()) {
+        const [from, to] = [Math.floor((i * SLOTS) / masters), Math.floor(((i + 1) * SLOTS) / masters) - 1];
+        await onNode(node.port, (c) => c.call('CLUSTER', 'ADDSLOTS', ...Array.from({ length: to - from + 1 }, (_, k) => from + k)));
+      }
+      for (const node of nodes.slice(1)) await onNode(node.port, (c) => c.call('CLUSTER', 'MEET', '127.0.0.1', nodes[0]!.port, nodes[0]!.busPort));
+    }
     for (let i = 0; ; i++) {
       const infos = await Promise.all(nodes.map((n) => clusterInfo(n.port).catch(() => ({}) as Record<string, string>)));
-      if (infos.every((info) => info.cluster_state === 'ok' && info.cluster_known_nodes === String(masters) && info.cluster_slots_assigned === '16384')) break;
+      if (infos.every((info) => info.cluster_state === 'ok' && info.cluster_known_nodes === String(masters) && info.cluster_slots_assigned === String(SLOTS))) break;
       if (i >= 600) throw new Error(`Redis Cluster not ok after 30 s: ${JSON.stringify(infos)}`);
       await sleep(50);
     }
