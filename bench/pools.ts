@@ -274,7 +274,7 @@ async function dbBench(env: Env): Promise<void> {
   const { redis, pool } = env;
   const keys = createKeys('wp');
   const rows = new PoolRows(pool);
-  const lists = new PoolLists(redis, keys);
+  const lists = new PoolLists(redis, keys, { commandTimeoutMs: 60_000, connectTimeoutMs: 10_000 });
   const N = 100_000;
   for (const groupId of [10, 11]) {
     for (let i = 0; i < N; i += 10_000) {
@@ -316,7 +316,7 @@ async function dbBench(env: Env): Promise<void> {
   );
 
   // Consumed-marking: the pool popped empty (the ids land in the consumed list), then marked.
-  while ((await lists.pop('titles', 10, 1000)).items.length) {
+  while ((await lists.pop('titles', 10, 1000, () => undefined)).items.length) {
     /* drain the pool into the consumed list */
   }
   for (const batch of [1000, 5000]) {

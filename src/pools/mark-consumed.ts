@@ -3,6 +3,8 @@
  * their ids in one UPDATE, and only then removes them from the list (only if they are still its
  * old end), so a popped row is always either in the list or consumed in the DB (the recovery in
  * refill-pool.ts relies on it). A crash between the two steps marks the same ids again: harmless.
+ * Nothing removes entries from the middle of the list (a put-back of a late pop leaves its entries,
+ * see pop-items.ts), so checking the oldest item before the trim is enough.
  * While the DB is down the items wait in Redis (at most what the pool held: refills need the DB
  * too); the job is delayed and retried until the DB is back.
  */

@@ -16,8 +16,11 @@ export interface PoolDeps {
 
 export function createPoolDeps(ctx: PlatformContext, component: string): PoolDeps {
   const logger = ctx.logger.child({ component });
+  // The pools' own connection: commands sent at most once, deadlines kept by PoolLists (see there).
+  const redis = ctx.connections.create('once', component);
+  const { commandTimeoutMs, connectTimeoutMs } = ctx.connections.options;
   return {
-    lists: new PoolLists(ctx.redis, ctx.keys),
+    lists: new PoolLists(redis, ctx.keys, { commandTimeoutMs, connectTimeoutMs }),
     rows: new PoolRows(ctx.db.pool),
     triggers: new PoolTriggers(ctx.queues, logger, ctx.config.pools.triggerIntervalMs),
     settings: ctx.config.pools,

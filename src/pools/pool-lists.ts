@@ -2,9 +2,17 @@
  * The Redis side of the pools: per (type, group) a FIFO list of encoded items (LPUSH in, RPOP
  * out), the list of popped items waiting to be marked consumed in the DB, and the refill lock. Every
  * multi-key step is one Lua script (pool-scripts.ts); all keys of one pool share a hash tag.
+ *
+ * Every command runs at most once: the pools' own `once` connection (src/redis/connection.ts)
+ * never re-sends a command after a reconnect (a re-sent pop would take rows for a request already
+ * answered, a re-sent push would queue rows twice) and has no ioredis command timeout. Instead each
+ * command here has a deadline of REDIS_COMMAND_TIMEOUT_MS (deadline.ts); past it the caller takes
+ * its fallback while the command may still run. Only for the pop does that matter: its late reply
+ * goes to the caller's `onLate`, which puts the items back (pop-items.ts).
  */
-import type { RedisClient } from '../redis/connection.js';
+import { waitForReady, type RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
+import { withDeadline } from './deadline.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
 import { popOneScript, popScript, pushScript, snapshotScript, trimConsumedScript, unlockScript } from './pool-scripts.js';
 
@@ -14,45 +22,100 @@ export interface PoolSnapshot {
   ids: string[];
 }
 
+export interface PopReply {
+  /** In pop order (the first is the one that was next in the pool). */
+  items: PoolItem[];
+  /** Pool length after the pop. */
+  remaining: number;
+}
+
+export interface PoolListsOptions {
+  /** Deadline of each command (REDIS_COMMAND_TIMEOUT_MS). */
+  commandTimeoutMs: number;
+  /** How long the commands of a process that just started wait for the connection's first connect. */
+  connectTimeoutMs: number;
+}
+
 export class PoolLists {
+  /** Pending while the connection makes its first connect (after that, commands fail fast when it is down). */
+  private connecting: Promise<void> | undefined;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
-  ) {}
+    private readonly options: PoolListsOptions,
+  ) {
+    if (redis.status !== 'ready') {
+      this.connecting = waitForReady(redis, options.connectTimeoutMs)
+        .catch(() => undefined)
+        .finally(() => (this.connecting = undefined));
+    }
+  }
 
-  /** RPOPs up to `count` items and records them as consumed, in one round trip. */
-  async pop(type: PoolType, groupId: number, count: number): Promise<{ items: PoolItem[]; remaining: number }> {
+  /** Sends `command` (once connected) within the deadline; a late result goes to `onLate` (dropped by default). */
+  private run<T>(command: (redis: RedisClient) => Promise<T>, onLate?: (late: Promise<T>) => void): Promise<T> {
+    const sent = this.connecting ? this.connecting.then(() => command(this.redis)) : command(this.redis);
+    return withDeadline(sent, this.options.commandTimeoutMs, onLate);
+  }
+
+  /**
+   * RPOPs up to `count` items and records them as consumed, in one script. Rejects with a
+   * DeadlineError when the reply does not come in time; the script may still run (or have run),
+   * and its reply then goes to `onLate`, so that the items it took are not lost.
+   */
+  pop(type: PoolType, groupId: number, count: number, onLate: (late: Promise<PopReply>) => void): Promise<PopReply> {
     const keys = [this.keys.pool(type, groupId), this.keys.poolConsumed(type, groupId)];
-    const reply = count === 1 ? await popOneScript.run<(string | number)[]>(this.redis, keys) : await popScript.run<(string | number)[]>(this.redis, keys, [count]);
-    const remaining = Number(reply.pop());
-    return { items: (reply as string[]).map(decodeItem), remaining };
+    const popped = async (redis: RedisClient): Promise<PopReply> => {
+      const reply = count === 1 ? await popOneScript.run<(string | number)[]>(redis, keys) : await popScript.run<(string | number)[]>(redis, keys, [count]);
+      const remaining = Number(reply.pop());
+      return { items: (reply as string[]).map(decodeItem), remaining };
+    };
+    return this.run(popped, onLate);
+  }
+
+  /**
+   * Puts the items of a pop that nobody was served back at the pool's consume end, so they are
+   * popped next, in their order. One RPUSH: atomic, and no deadline (it must not be dropped;
+   * running late is harmless). The items were pushed by encodeItem, so encoding them again
+   * gives the same strings.
+   */
+  async putBack(type: PoolType, groupId: number, items: PoolItem[]): Promise<number> {
+    return this.redis.rpush(this.keys.pool(type, groupId), ...items.map(encodeItem).reverse());
+  }
+
+  /** True once the connection was closed for good (the process is stopping). */
+  get closed(): boolean {
+    return this.redis.status === 'end';
   }
 
   async length(type: PoolType, groupId: number): Promise<number> {
-    return this.redis.llen(this.keys.pool(type, groupId));
+    return this.run((redis) => redis.llen(this.keys.pool(type, groupId)));
   }
 
   /** Pool length and consumed backlog of several pools (separate commands: the pools may live in different Cluster slots). */
   async lengths(pools: { type: PoolType; groupId: number }[]): Promise<{ length: number; pendingConsumed: number }[]> {
     return Promise.all(
       pools.map(async (p) => {
-        const [length, pendingConsumed] = await Promise.all([this.redis.llen(this.keys.pool(p.type, p.groupId)), this.redis.llen(this.keys.poolConsumed(p.type, p.groupId))]);
+        const [length, pendingConsumed] = await Promise.all([
+          this.run((redis) => redis.llen(this.keys.pool(p.type, p.groupId))),
+          this.run((redis) => redis.llen(this.keys.poolConsumed(p.type, p.groupId))),
+        ]);
         return { length, pendingConsumed };
       }),
     );
   }
 
   async snapshot(type: PoolType, groupId: number): Promise<PoolSnapshot> {
-    const [length, ...ids] = await snapshotScript.run<[number, ...string[]]>(this.redis, [this.keys.pool(type, groupId), this.keys.poolConsumed(type, groupId)]);
+    const [length, ...ids] = await this.run((redis) => snapshotScript.run<[number, ...string[]]>(redis, [this.keys.pool(type, groupId), this.keys.poolConsumed(type, groupId)]));
     return { length: Number(length), ids };
   }
 
   async acquireLock(type: PoolType, groupId: number, token: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.set(this.keys.poolRefillLock(type, groupId), token, 'PX', ttlMs, 'NX')) === 'OK';
+    return (await this.run((redis) => redis.set(this.keys.poolRefillLock(type, groupId), token, 'PX', ttlMs, 'NX'))) === 'OK';
   }
 
   async releaseLock(type: PoolType, groupId: number, token: string): Promise<boolean> {
-    return (await unlockScript.run<number>(this.redis, [this.keys.poolRefillLock(type, groupId)], [token])) === 1;
+    return (await this.run((redis) => unlockScript.run<number>(redis, [this.keys.poolRefillLock(type, groupId)], [token]))) === 1;
   }
 
   /**
@@ -60,22 +123,20 @@ export class PoolLists {
    * Returns the new length, or undefined when the lock was lost (nothing pushed).
    */
   async pushFenced(type: PoolType, groupId: number, token: string, lockTtlMs: number, items: PoolItem[]): Promise<number | undefined> {
-    const len = await pushScript.run<number>(
-      this.redis,
-      [this.keys.pool(type, groupId), this.keys.poolRefillLock(type, groupId)],
-      [token, lockTtlMs, ...items.map(encodeItem)],
+    const len = await this.run((redis) =>
+      pushScript.run<number>(redis, [this.keys.pool(type, groupId), this.keys.poolRefillLock(type, groupId)], [token, lockTtlMs, ...items.map(encodeItem)]),
     );
     return len < 0 ? undefined : len;
   }
 
   /** The oldest `count` consumed items, oldest last (as LRANGE key -count -1 returns them). */
   async peekConsumed(type: PoolType, groupId: number, count: number): Promise<string[]> {
-    return this.redis.lrange(this.keys.poolConsumed(type, groupId), -count, -1);
+    return this.run((redis) => redis.lrange(this.keys.poolConsumed(type, groupId), -count, -1));
   }
 
   /** Removes the items read by peekConsumed once they are marked in the DB; 0 when another job did. */
   async trimConsumed(type: PoolType, groupId: number, peeked: string[]): Promise<number> {
     if (!peeked.length) return 0;
-    return trimConsumedScript.run<number>(this.redis, [this.keys.poolConsumed(type, groupId)], [peeked.at(-1)!, peeked.length]);
+    return this.run((redis) => trimConsumedScript.run<number>(redis, [this.keys.poolConsumed(type, groupId)], [peeked.at(-1)!, peeked.length]));
   }
 }

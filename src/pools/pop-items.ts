@@ -1,14 +1,29 @@
 /**
  * The pop path (runs in the API process): RPOP from the pool and, in the same script, LPUSH of
- * the popped items onto the consumed list (the durable record of what was served); when the pool is empty or Redis cannot be reached, claim rows from the DB in
- * one statement (`source: "db"`). A pool that drops below the threshold asks for a refill; pops
- * ask for the marking of their rows. See refill-pool.ts for why no row is served twice.
+ * the popped items onto the consumed list (the durable record of what was served); when the pool
+ * is empty or Redis does not answer in time, claim rows from the DB in one statement
+ * (`source: "db"`). A pool that drops below the threshold asks for a refill; pops ask for the
+ * marking of their rows. See refill-pool.ts for why no row is served twice.
+ *
+ * A pop whose reply comes after its deadline (Redis slow, or this process's event loop stalled)
+ * has been answered from the DB, so the items it took were served to nobody: they are put back at
+ * the pool's consume end (one RPUSH, at most once: the connection never re-sends) and are the
+ * next ones popped. Their entries in the consumed list stay where they are: removing entries from
+ * the middle would break the marking job's trim (mark-consumed.ts), and "only if still there"
+ * would lose the rows the marking job had already marked. So a put-back row may be `consumed` in
+ * the DB while it waits in the pool; that mark only keeps the refill and the DB fallback away
+ * from it, and its next pop records it again (marking is idempotent). Put-back rows are served
+ * once, at most slightly out of order (after rows that other clients popped meanwhile).
+ * Rows are lost only when the connection drops while a pop or a put-back is in flight (Redis may
+ * have run it; nobody can tell): they are counted in wp_pool_rows_in_doubt_total and logged.
  */
 import { DependencyDownError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
+import { commandMayHaveRun } from './command-may-have-run.js';
 import { isDatabaseUnavailable } from './database-unavailable.js';
-import type { PoolType, ServedItem } from './pool-item.js';
-import type { PoolLists } from './pool-lists.js';
+import { DeadlineError } from './deadline.js';
+import type { PoolItem, PoolType, ServedItem } from './pool-item.js';
+import type { PoolLists, PopReply } from './pool-lists.js';
 import type { PoolMetrics } from './pool-metrics.js';
 import type { PoolRows } from './pool-rows.js';
 import type { PoolTriggers } from './pool-triggers.js';
@@ -22,11 +37,14 @@ export interface PopDeps {
   logger: Logger;
 }
 
-/** Least time between two "Redis unreachable" warnings of one process. */
+/** Least time between two "Redis unreachable" (or "late reply") warnings of one process. */
 const WARN_EVERY_MS = 10_000;
+/** How long, and how often, a put-back that could not be sent is tried again. */
+const PUT_BACK_PATIENCE_MS = 60_000;
+const PUT_BACK_RETRY_MS = 200;
 
 export class PoolPopper {
-  private lastRedisWarning = 0;
+  private readonly lastWarning = new Map<string, number>();
 
   constructor(private readonly deps: PopDeps) {}
 
@@ -36,12 +54,14 @@ export class PoolPopper {
     const served: ServedItem[] = [];
     let belowThreshold = false;
     try {
-      const { items, remaining } = await lists.pop(type, groupId, count);
+      const { items, remaining } = await lists.pop(type, groupId, count, (late) => this.whenLate(type, groupId, count, late));
       for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
       if (items.length) triggers.requestMarkConsumed(type, groupId);
       belowThreshold = remaining < settings.refillThreshold;
     } catch (err) {
-      this.warnRedis(err);
+      // Past the deadline whenLate follows the pop; any other failure is final now.
+      if (!(err instanceof DeadlineError) && commandMayHaveRun(err)) this.inDoubt(type, groupId, count, err);
+      this.warn('redis', { err: (err as Error)?.message }, 'pool pop failed in Redis; serving from the DB');
     }
     const fromPool = served.length;
     if (fromPool < count) {
@@ -65,10 +85,53 @@ export class PoolPopper {
     return served;
   }
 
-  private warnRedis(err: unknown): void {
+  /** The outcome of a pop that missed its deadline: its items, if any, go back to the pool. */
+  private whenLate(type: PoolType, groupId: number, count: number, late: Promise<PopReply>): void {
+    late.then(
+      ({ items }) => (items.length ? void this.putBack(type, groupId, items) : undefined),
+      (err: unknown) => {
+        if (commandMayHaveRun(err)) this.inDoubt(type, groupId, count, err);
+      },
+    );
+  }
+
+  /** Puts late items back; a put-back that could not be sent (the connection just dropped) is sent again once it is up. */
+  private async putBack(type: PoolType, groupId: number, items: PoolItem[]): Promise<void> {
+    const { lists, metrics } = this.deps;
+    const giveUpAt = Date.now() + PUT_BACK_PATIENCE_MS;
+    for (;;) {
+      try {
+        await lists.putBack(type, groupId, items);
+        metrics.putBack.inc({ type }, items.length);
+        this.warn('late', { type, groupId, rows: items.length }, 'pool pop replied after its deadline; its rows were put back in the pool');
+        return;
+      } catch (err) {
+        if (commandMayHaveRun(err)) return this.inDoubt(type, groupId, items.length, err, items);
+        if (lists.closed || Date.now() >= giveUpAt) return this.lost(type, groupId, items, err);
+      }
+      await new Promise((resolve) => setTimeout(resolve, PUT_BACK_RETRY_MS).unref());
+    }
+  }
+
+  /** Rows that may be recorded consumed without having been served (the ids when known). */
+  private inDoubt(type: PoolType, groupId: number, rows: number, err: unknown, items?: PoolItem[]): void {
+    this.deps.metrics.inDoubt.inc({ type }, rows);
+    this.deps.logger.error(
+      { err: (err as Error)?.message, type, groupId, rows, ...(items ? { ids: items.map((i) => i.id) } : {}) },
+      'the Redis connection dropped while a pool pop (or its put-back) was in flight: its rows may be recorded consumed without having been served',
+    );
+  }
+
+  /** A put-back that could not be sent before the connection closed or the patience ran out: the rows are recorded consumed and served to nobody. */
+  private lost(type: PoolType, groupId: number, items: PoolItem[], err: unknown): void {
+    this.deps.metrics.inDoubt.inc({ type }, items.length);
+    this.deps.logger.error({ err: (err as Error)?.message, type, groupId, ids: items.map((i) => i.id) }, 'rows of a late pool pop could not be put back: they are recorded consumed but were not served');
+  }
+
+  private warn(kind: string, fields: Record<string, unknown>, message: string): void {
     const now = Date.now();
-    if (now - this.lastRedisWarning < WARN_EVERY_MS) return;
-    this.lastRedisWarning = now;
-    this.deps.logger.warn({ err: (err as Error)?.message }, 'pool pop failed in Redis; serving from the DB');
+    if (now - (this.lastWarning.get(kind) ?? 0) < WARN_EVERY_MS) return;
+    this.lastWarning.set(kind, now);
+    this.deps.logger.warn(fields, message);
   }
 }

@@ -11,7 +11,10 @@
  * pop, which moves it from the pool list to the consumed list in the same Lua script. A
  * `reserved` row is therefore always in one of three places: the pool list (not served yet), the
  * consumed list (served, not yet marked; the drain marks it in the DB BEFORE it removes the
- * item), or nowhere because its push never happened or Redis lost it.
+ * item), or nowhere because its push never happened or Redis lost it. A pop whose reply came
+ * after its deadline served nobody; its items are RPUSHed back into the pool list while their
+ * consumed entries stay (pop-items.ts), so such a row is in a list at every instant (or already
+ * `consumed`, which recovery never touches) and is served once, by a later pop.
  *
  * Recovery releases only rows of that third kind. It runs under the refill lock:
  *   1. t0 = the DB clock, read BEFORE the lock is taken;

@@ -7,6 +7,10 @@
  *   down fails fast and the caller can take its fallback path.
  * - `command`: raw commands in request paths (pools, caches, blacklist); fail fast with a
  *   command timeout, reconnect in the background.
+ * - `once`: raw commands that must run at most once and whose late replies matter (pool pops):
+ *   no offline queue; commands in flight fail the moment the connection drops and are never
+ *   re-sent after a reconnect; no command timeout, so the caller races its own deadline and still
+ *   sees a reply that comes after it.
  *
  * A target is one server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES).
  */
@@ -15,7 +19,7 @@ import type { Config } from '../config/index.js';
 import type { RedisTarget } from '../services/provide-services.js';
 
 export type RedisClient = Redis | Cluster;
-export type ConnectionKind = 'bullmq' | 'producer' | 'command';
+export type ConnectionKind = 'bullmq' | 'producer' | 'command' | 'once';
 
 export interface RedisConnectionOptions {
   connectTimeoutMs: number;
@@ -43,6 +47,8 @@ function optionsFor(kind: ConnectionKind, o: RedisConnectionOptions): RedisOptio
       return { ...base, maxRetriesPerRequest: 1, enableOfflineQueue: false };
     case 'command':
       return { ...base, maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: o.commandTimeoutMs };
+    case 'once':
+      return { ...base, maxRetriesPerRequest: 0, enableOfflineQueue: false, autoResendUnfulfilledCommands: false };
   }
 }
 
@@ -55,6 +61,8 @@ export function createRedisClient(target: RedisTarget, kind: ConnectionKind, o: 
       enableOfflineQueue: options.enableOfflineQueue ?? true,
       enableReadyCheck: true,
       ...(kind === 'bullmq' ? {} : { maxRedirections: 16 }),
+      // A command whose node connection closed may have run: never retry it elsewhere.
+      ...(kind === 'once' ? { retryDelayOnFailover: 0 } : {}),
     });
   }
   return new Redis(target.url, options);

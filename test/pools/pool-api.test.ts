@@ -128,7 +128,7 @@ describe('content pools over the API', () => {
       expect(rows[0].n).toBe(50);
 
       // Again, two at once on a pool below the threshold: still each row once.
-      await deps.lists.pop('contents', 3, 40);
+      await deps.lists.pop('contents', 3, 40, () => undefined);
       await Promise.all([refillPool(deps, 'contents', 3), refillPool(deps, 'contents', 3)]);
       const after = await pooledIds('contents', 3);
       expect(after.length).toBe(50);
@@ -161,7 +161,7 @@ describe('content pools over the API', () => {
     try {
       await deps.rows.insert('contents', 6, Array.from({ length: 40 }, (_, n) => ({ text: `m-${n}`, batchId: 1 })));
       await refillPool(deps, 'contents', 6);
-      const popped = (await deps.lists.pop('contents', 6, 33)).items;
+      const popped = (await deps.lists.pop('contents', 6, 33, () => undefined)).items;
       expect(popped.length).toBe(33);
       const stale = await deps.lists.peekConsumed('contents', 6, 5);
       const marking = { ...deps, settings: { consumedBatch: 4 } };

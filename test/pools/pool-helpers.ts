@@ -74,3 +74,38 @@ export async function poolOverview(api: ApiClient, type: string, groupId: number
   expect(res.status).toBe(200);
   return (res.body.pools as any[]).find((p) => p.type === type && p.groupId === groupId);
 }
+
+/**
+ * How many rows of a stream must be left out for the rest to be in serving order: its length
+ * minus its longest subsequence in serving order (0 when the stream is in order).
+ */
+export function outOfOrder(stream: Served[]): number {
+  // Patience sorting on the key (batch DESC, id ASC): tails[k] = smallest tail of an ordered run of length k+1.
+  const before = (a: Served, b: Served) => batchOf(a) > batchOf(b) || (batchOf(a) === batchOf(b) && a.id < b.id);
+  const tails: Served[] = [];
+  for (const s of stream) {
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (before(tails[mid]!, s)) lo = mid + 1;
+      else hi = mid;
+    }
+    tails[lo] = s;
+  }
+  return stream.length - tails.length;
+}
+
+/** The value of a counter on the platform's /metrics, summed over the series whose labels include `labels` (0 when absent). */
+export async function metricValue(api: ApiClient, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const res = await api.get('/metrics');
+  expect(res.status).toBe(200);
+  let sum = 0;
+  for (const line of String(res.body).split('\n')) {
+    const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const series = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    if (Object.entries(labels).every(([k, v]) => series[k] === v)) sum += Number(m[3]);
+  }
+  return sum;
+}

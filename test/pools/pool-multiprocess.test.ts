@@ -16,7 +16,7 @@ import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { spawnPlatform, type PlatformProcess } from '../support/processes.js';
 import { startTestRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
-import { duplicates, importBatch, inServingOrder, poolOverview, type Served } from './pool-helpers.js';
+import { duplicates, importBatch, metricValue, outOfOrder, poolOverview, type Served } from './pool-helpers.js';
 
 const BATCHES = [
   { batchId: 1, count: 7000 },
@@ -122,7 +122,12 @@ describe('pools across two API processes and a pools process', () => {
     const all = streams.flat();
     expect(duplicates(all.map((s) => s.id))).toEqual([]);
     expect(all.length).toBe(TOTAL);
-    for (const s of streams) expect(inServingOrder(s.filter((x) => x.source === 'pool'))).toBe(true);
+    // In order, but for rows put back after a pop missed its deadline (a stalled process): those
+    // are served next, to whichever client pops next. Nothing is lost or in doubt: Redis stays up.
+    const sum = async (name: string) => (await Promise.all(clients.map((c) => metricValue(c, name, { type: 'titles' })))).reduce((a, b) => a + b, 0);
+    const putBack = await sum('wp_pool_put_back_rows_total');
+    expect(await sum('wp_pool_rows_in_doubt_total')).toBe(0);
+    expect(streams.reduce((n, s) => n + outOfOrder(s.filter((x) => x.source === 'pool')), 0)).toBeLessThanOrEqual(putBack);
     const fromDb = all.filter((s) => s.source === 'db').length;
     // 5,000 prefilled, the other 15,000 came through refills under load (or, if one fell behind, the DB fallback).
     expect(rises).toBeGreaterThanOrEqual(3);
@@ -133,6 +138,6 @@ describe('pools across two API processes and a pools process', () => {
     }, { timeoutMs: 60_000, message: 'not every served row was marked consumed' });
     const consumed = await clients[0]!.get('/api/pools');
     expect(consumed.status).toBe(200);
-    console.log(`pools multi-process: set-up ${started - t0} ms; ${TOTAL} rows in ${finished - started} ms, ${rises} refills seen, ${fromDb} rows from the DB fallback`);
+    console.log(`pools multi-process: set-up ${started - t0} ms; ${TOTAL} rows in ${finished - started} ms, ${rises} refills seen, ${fromDb} rows from the DB fallback, ${putBack} put back after late replies`);
   });
 });

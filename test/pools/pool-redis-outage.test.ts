@@ -3,11 +3,16 @@
  * from the DB (source "db"); once Redis is back, pops come from the pool again; no row is served
  * twice across the switch, and every served row ends consumed in the DB. AUTH_FAIL_OPEN=true,
  * since by default the token check itself refuses requests while Redis is down.
+ *
+ * Under load a pop may miss its 500 ms deadline while Redis is up: its rows are put back and
+ * served later (pool-late-reply.test.ts), so nothing is lost then, and rows are out of order
+ * only by those put back. The only rows that can be lost are those of pops cut off by the stop
+ * (Redis may have run them; nobody can tell), which the API counts in wp_pool_rows_in_doubt_total.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
-import { duplicates, importBatches, inServingOrder, popMany, popOne, poolOverview, type Served } from './pool-helpers.js';
+import { duplicates, importBatches, metricValue, outOfOrder, popMany, popOne, poolOverview, type Served } from './pool-helpers.js';
 
 describe('pools with Redis stopped mid-run', () => {
   let t: TestPlatform;
@@ -58,6 +63,8 @@ describe('pools with Redis stopped mid-run', () => {
     const running = Promise.all(streams.map((s, i) => client(s, i % 2 === 1)));
 
     await waitFor(() => byPhase.before!.length >= 120, { message: 'no pops before the outage' });
+    // While Redis is up no row is in doubt, however late a reply comes.
+    expect(await metricValue(t.api, 'wp_pool_rows_in_doubt_total')).toBe(0);
     await t.redis.stop();
     phase = 'down';
     await waitFor(() => byPhase.down!.filter((s) => s.source === 'db').length >= 60, { timeoutMs: 30_000, message: 'no DB pops while Redis is down' });
@@ -67,16 +74,20 @@ describe('pools with Redis stopped mid-run', () => {
 
     const all = streams.flat();
     expect(duplicates(all.map((s) => s.id))).toEqual([]);
-    // A pop that Redis ran but whose reply the stop cut off counts as served (recorded consumed):
-    // at most one such pop per client, and never a row twice.
-    expect(all.length).toBeGreaterThanOrEqual(600 - 4 * 3);
+    // Rows missing are rows of pops the stop cut off (recorded consumed, never served twice):
+    // counted by the API. Those pops were in flight when the connection dropped: each client's
+    // current request (2 x 1 + 2 x 3 rows at most), and late pops, whose requests were answered
+    // from the DB before the stop.
+    const inDoubt = await metricValue(t.api, 'wp_pool_rows_in_doubt_total', { type: 'titles' });
+    const putBack = await metricValue(t.api, 'wp_pool_put_back_rows_total', { type: 'titles' });
+    expect(600 - all.length).toBeLessThanOrEqual(inDoubt);
+    expect(inDoubt).toBeLessThanOrEqual(2 * 1 + 2 * 3 + byPhase.before!.filter((s) => s.source === 'db').length);
     expect(byPhase.before!.some((s) => s.source === 'pool')).toBe(true);
     expect(byPhase.down!.filter((s) => s.source === 'db').length).toBeGreaterThanOrEqual(60);
     expect(byPhase.after!.filter((s) => s.source === 'pool').length).toBeGreaterThan(0);
-    // Each client's pooled rows come in serving order (the DB fallback takes rows after the pooled ones).
-    for (const s of streams) {
-      expect(inServingOrder(s.filter((x) => x.source === 'pool'))).toBe(true);
-    }
+    // Each client's pooled rows come in serving order (the DB fallback takes rows after the pooled
+    // ones), but for rows put back after a late reply: served next, to whichever client pops next.
+    expect(streams.reduce((n, s) => n + outOfOrder(s.filter((x) => x.source === 'pool')), 0)).toBeLessThanOrEqual(putBack);
 
     let last: unknown;
     await waitFor(async () => {
@@ -87,5 +98,6 @@ describe('pools with Redis stopped mid-run', () => {
     });
     const { rows } = await t.platform.ctx.db.pool.query(`SELECT status, count(*)::int AS n FROM titles WHERE group_id = 5 GROUP BY status`);
     expect(rows).toEqual([{ status: 'consumed', n: 600 }]);
+    console.log(`pools Redis outage: ${all.length} of 600 rows served (${inDoubt} in doubt at the stop, ${putBack} put back after late replies)`);
   });
 });
