@@ -86,13 +86,14 @@ describe('platform on a 3-master Redis Cluster', () => {
 
   /** Polls GET /api/tasks/:id until the task finished; returns the task view. */
   async function finishedTask(taskId: string, timeoutMs = 30_000) {
-    return waitFor(
-      async () => {
-        const res = await t.api.get(`/api/tasks/${taskId}`);
-        return res.status === 200 && ['completed', 'failed'].includes(res.body.state) ? res.body : undefined;
-      },
-      { timeoutMs, intervalMs: 200, message: `task ${taskId} did not finish` },
-    );
+    const read = async () => {
+      const res = await t.api.get(`/api/tasks/${taskId}`);
+      return res.status === 200 ? res.body : undefined;
+    };
+    await waitFor(async () => ['completed', 'failed'].includes((await read())?.state), { timeoutMs, intervalMs: 200, message: `task ${taskId} did not finish` });
+    // The view reads the job, then its state: a job finishing in between shows the final state
+    // with the job as it was just before. Finished, it no longer changes: read it again.
+    return read();
   }
 
   /**
