@@ -17,7 +17,7 @@ import { decodeItem } from '../../src/pools/pool-item.js';
 import { refillPool } from '../../src/pools/refill-pool.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
-import { duplicates, importBatch, importBatches, inServingOrder, popMany, popOne, poolOverview, type Served } from './pool-helpers.js';
+import { drained, duplicates, importBatch, importBatches, inServingOrder, popMany, popOne, popUntilDrained, poolOverview, type Served } from './pool-helpers.js';
 
 describe('content pools over the API', () => {
   let t: TestPlatform;
@@ -81,8 +81,10 @@ describe('content pools over the API', () => {
     const stream: Served[] = [];
     for (let round = 0; ; round++) {
       const got = round % 3 === 0 ? await popMany(t.api, 'titles', 7, 1 + (round % 17)) : [await popOne(t.api, 'titles', 7)].filter((x): x is Served => !!x);
-      if (!got.length) break;
       stream.push(...got);
+      if (got.length) continue;
+      if (await drained(t.api, 'titles', 7)) break;
+      await new Promise((r) => setTimeout(r, 50)); // a refill is between its reserve and its push
     }
     expect(stream.length).toBe(120);
     expect(duplicates(stream.map((s) => s.id))).toEqual([]);
@@ -194,12 +196,8 @@ describe('content pools over the API', () => {
     const lost = await poolOverview(t.api, 'contents', 9);
     expect(lost).toMatchObject({ poolLength: 0, pendingConsumed: 0, reserved: settled.poolLength, available: 80 - 24 - settled.poolLength });
 
-    const after: Served[] = [];
-    for (;;) {
-      const got = await popMany(t.api, 'contents', 9, 5);
-      if (!got.length) break;
-      after.push(...got);
-    }
+    // Until drained: the reserved rows lost with the flush come back only once a refill recovers them.
+    const after = await popUntilDrained(t.api, 'contents', 9, 5);
     const all = [...before, ...after];
     expect(duplicates(all.map((s) => s.id))).toEqual([]);
     expect(all.length).toBe(80);

@@ -48,6 +48,27 @@ export async function popMany(api: ApiClient, type: string, groupId: number, cou
   return res.body.items as Served[];
 }
 
+/**
+ * pop-many until the pool and the table are both empty. An empty answer alone does not end it: a
+ * refill may be between its reserve and its push, or reserved rows may wait for their recovery.
+ */
+export async function popUntilDrained(api: ApiClient, type: string, groupId: number, count: number): Promise<Served[]> {
+  const served: Served[] = [];
+  for (;;) {
+    const got = await popMany(api, type, groupId, count);
+    served.push(...got);
+    if (got.length) continue;
+    if (await drained(api, type, groupId)) return served;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Nothing pooled, nothing available, and no reserved row waiting for a push or a recovery. */
+export async function drained(api: ApiClient, type: string, groupId: number): Promise<boolean> {
+  const o = await poolOverview(api, type, groupId);
+  return o.poolLength === 0 && o.available === 0 && o.reserved <= o.pendingConsumed;
+}
+
 /** The batch of a row from its text (`<prefix>-<batch>-<n>`). */
 export const batchOf = (s: Served) => Number(s.text.split('-').at(-2));
 

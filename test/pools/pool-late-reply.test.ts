@@ -20,7 +20,7 @@ import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { spawnPlatform, type PlatformProcess } from '../support/processes.js';
 import { startTestRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
-import { duplicates, importBatches, inServingOrder, metricValue, poolOverview, popMany, popOne, type Served } from './pool-helpers.js';
+import { duplicates, importBatches, inServingOrder, metricValue, poolOverview, popMany, popOne, popUntilDrained, type Served } from './pool-helpers.js';
 
 const ENV = {
   REDIS_COMMAND_TIMEOUT_MS: '300',
@@ -35,18 +35,6 @@ const keys = createKeys('wp');
 /** The ids of the next `count` items of a pool, in the order a pop takes them. */
 async function nextIds(redis: Redis, groupId: number, count: number): Promise<number[]> {
   return (await redis.lrange(keys.pool('titles', groupId), -count, -1)).map((raw) => decodeItem(raw).id).reverse();
-}
-
-/** Pops until the pool and the table are empty (an empty answer may only mean a refill is between its reserve and its push). */
-async function popAll(api: ApiClient, groupId: number, into: Served[]): Promise<void> {
-  for (;;) {
-    const got = await popMany(api, 'titles', groupId, 7);
-    into.push(...got);
-    if (got.length) continue;
-    const o = await poolOverview(api, 'titles', groupId);
-    if (o.poolLength === 0 && o.available === 0 && o.reserved <= o.pendingConsumed) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function expectAllConsumed(api: ApiClient, db: { query: (sql: string) => Promise<{ rows: any[] }> }, groupId: number, total: number) {
@@ -97,7 +85,7 @@ describe('a pop whose reply comes after its deadline', () => {
       expect(again).toEqual(next.map((id) => expect.objectContaining({ id, source: 'pool' })));
       served.push(...again);
     }
-    await popAll(t.api, 3, served);
+    served.push(...(await popUntilDrained(t.api, 'titles', 3, 7)));
 
     expect(duplicates(served.map((s) => s.id))).toEqual([]);
     expect(served.length).toBe(90);
@@ -164,7 +152,7 @@ describe('a late reply read only after the marking job marked its rows (API proc
     const again = await popMany(client, 'titles', 4, 3);
     expect(again).toEqual(next.map((id) => expect.objectContaining({ id, source: 'pool' })));
     served.push(...again);
-    await popAll(client, 4, served);
+    served.push(...(await popUntilDrained(client, 'titles', 4, 7)));
 
     expect(duplicates(served.map((s) => s.id))).toEqual([]);
     expect(served.length).toBe(60);

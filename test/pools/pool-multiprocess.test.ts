@@ -97,7 +97,8 @@ describe('pools across two API processes and a pools process', () => {
       }
     };
 
-    // Pool length sampled while the clients pop: pops only shorten it, so every rise is a refill.
+    // Pool length sampled while the clients pop: pops only shorten it, so every rise is a refill
+    // (reported only: a push smaller than the pops between two samples goes unseen).
     const probe = new Redis(redis.url);
     const poolKey = createKeys('wp').pool('titles', 11);
     let sampling = true;
@@ -129,8 +130,9 @@ describe('pools across two API processes and a pools process', () => {
     expect(await sum('wp_pool_rows_in_doubt_total')).toBe(0);
     expect(streams.reduce((n, s) => n + outOfOrder(s.filter((x) => x.source === 'pool')), 0)).toBeLessThanOrEqual(putBack);
     const fromDb = all.filter((s) => s.source === 'db').length;
-    // 5,000 prefilled, the other 15,000 came through refills under load (or, if one fell behind, the DB fallback).
-    expect(rises).toBeGreaterThanOrEqual(3);
+    // 5,000 prefilled before the clients started: every pooled row beyond those was pushed by a
+    // refill while they popped (the rest came from the DB fallback when a refill fell behind).
+    expect(TOTAL - fromDb).toBeGreaterThan(5000);
 
     await waitFor(async () => {
       const o = await poolOverview(clients[0]!, 'titles', 11);
