@@ -322,8 +322,11 @@ async function dbBench(env: Env): Promise<void> {
   for (const batch of [1000, 5000]) {
     if (batch !== 1000) {
       await pool.query(`UPDATE titles SET status = 'reserved', consumed_at = NULL WHERE group_id = 10`);
-      const { rows: ids } = await pool.query<{ id: string }>(`SELECT id FROM titles WHERE group_id = 10 ORDER BY id`);
-      for (let i = 0; i < ids.length; i += 10_000) await redis.lpush(keys.poolConsumed('titles', 10), ...ids.slice(i, i + 10_000).map((r) => r.id));
+      // The consumed list holds the popped items as they were pooled (the marking job reads their ids).
+      const { rows: popped } = await pool.query<{ id: string; text: string }>(`SELECT id, text FROM titles WHERE group_id = 10 ORDER BY id`);
+      for (let i = 0; i < popped.length; i += 10_000) {
+        await redis.lpush(keys.poolConsumed('titles', 10), ...popped.slice(i, i + 10_000).map((r) => encodeItem({ id: Number(r.id), text: r.text })));
+      }
       await pool.query('VACUUM ANALYZE titles');
     }
     t = performance.now();
