@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
-import { duplicates, importBatches, metricValue, outOfOrder, popMany, popOne, poolOverview, type Served } from './pool-helpers.js';
+import { drained, duplicates, importBatches, metricValue, outOfOrder, popMany, popOne, poolOverview, type Served } from './pool-helpers.js';
 
 describe('pools with Redis stopped mid-run', () => {
   let t: TestPlatform;
@@ -49,9 +49,9 @@ describe('pools with Redis stopped mid-run', () => {
         const got = useMany ? await popMany(t.api, 'titles', 5, 3) : [await popOne(t.api, 'titles', 5)].filter((x): x is Served => !!x);
         if (!got.length) {
           // Empty while Redis is still reconnecting (the DB has no available rows, the pool still
-          // holds reserved ones): only a pool and a table that are both empty end the run.
-          const o = await poolOverview(t.api, 'titles', 5).catch(() => undefined);
-          if (o && o.poolLength === 0 && o.available === 0) return;
+          // holds reserved ones), or while rows a refill reserved when Redis stopped wait for their
+          // recovery: only a pool and a table that are both drained end the run.
+          if (await drained(t.api, 'titles', 5)) return;
           await new Promise((r) => setTimeout(r, 100));
           continue;
         }
