@@ -76,8 +76,7 @@ export class PoolLists {
   /**
    * Puts the items of a pop that nobody was served back at the pool's consume end, so they are
    * popped next, in their order. One RPUSH: atomic, and no deadline (it must not be dropped;
-   * running late is harmless). The items were pushed by encodeItem, so encoding them again
-   * gives the same strings.
+   * running late is harmless).
    */
   async putBack(type: PoolType, groupId: number, items: PoolItem[]): Promise<number> {
     return this.redis.rpush(this.keys.pool(type, groupId), ...items.map(encodeItem).reverse());
