@@ -10,6 +10,7 @@ import { HttpError } from '../errors.js';
 import type { Article, Feed } from '../generated/prisma/client.js';
 import type { FeedServices } from './feed-services.js';
 import { delayUntil, dueAfterIntervalChange, dueAt } from './next-refresh.js';
+import type { ParsedArticle } from './parse-feed.js';
 
 export interface FeedView {
   id: number;
@@ -29,16 +30,10 @@ export interface FeedView {
   updatedAt: Date;
 }
 
-export interface ArticleView {
+/** An article as the API returns it: what the parser read, plus the stored row's ids and times. */
+export interface ArticleView extends ParsedArticle {
   id: string;
   feedId: number;
-  url: string;
-  guid: string | null;
-  title: string | null;
-  author: string | null;
-  summary: string | null;
-  content: string | null;
-  publishedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }

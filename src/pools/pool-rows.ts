@@ -6,6 +6,7 @@
  * for every lookup.
  */
 import type pg from 'pg';
+import { distinctGroupIdsSql } from '../db/loose-index-scan.js';
 import type { PoolRow, PoolType } from './pool-item.js';
 
 /** Table per pool type: fixed identifiers, never user input. */
@@ -21,16 +22,6 @@ interface RowRecord {
 }
 
 const toRow = (r: RowRecord): PoolRow => ({ id: Number(r.id), batchId: r.batch_id, text: r.text });
-
-/** Groups of one table by a loose index scan (one index probe per group, whatever the row count). */
-const groupsSql = (table: string) => `
-  WITH RECURSIVE g AS (
-    (SELECT group_id FROM ${table} ORDER BY group_id LIMIT 1)
-    UNION ALL
-    SELECT (SELECT t.group_id FROM ${table} t WHERE t.group_id > g.group_id ORDER BY t.group_id LIMIT 1)
-    FROM g WHERE g.group_id IS NOT NULL
-  )
-  SELECT group_id FROM g WHERE group_id IS NOT NULL`;
 
 export interface GroupState {
   groupId: number;
@@ -142,7 +133,7 @@ export class PoolRows {
     const { rows } = await this.pool.query<{ group_id: number; available: string; reserved: string }>(
       `SELECT g.group_id, ${available} AS available,
               (SELECT count(*) FROM ${t} r WHERE r.group_id = g.group_id AND r.status = 'reserved') AS reserved
-       FROM (${groupsSql(t)}) g ORDER BY g.group_id`,
+       FROM (${distinctGroupIdsSql(t)}) g ORDER BY g.group_id`,
     );
     return rows.map((r) => ({ groupId: r.group_id, available: Number(r.available), reserved: Number(r.reserved) }));
   }
