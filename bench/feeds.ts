@@ -34,6 +34,7 @@ import { RedisConnections } from '../src/redis/connections.js';
 import { createKeys } from '../src/redis/keys.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
 import { rssDocument, startFeedServer, type FeedServer } from '../test/fixtures/feeds/feed-server.js';
+import { testEnv } from '../test/support/env.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
 import { spawnPlatform, type PlatformProcess } from '../test/support/processes.js';
 
@@ -63,21 +64,13 @@ interface RoundResult extends RoundSpec {
 }
 
 function env(redisUrl: string, databaseUrl: string, dataDir: string, spacingMs: number): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    NODE_ENV: 'test',
-    REDIS_URL: redisUrl,
-    DATABASE_URL: databaseUrl,
-    DATABASE_POOL_SIZE: '10',
-    DATABASE_MIGRATE_ON_START: 'false',
+  return testEnv({ url: redisUrl }, { url: databaseUrl, poolSize: 10 }, {
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
-    LOG_PRETTY: 'false',
     FEED_DOMAIN_MIN_INTERVAL_MS: String(spacingMs),
     FEED_WORKER_CONCURRENCY: String(CONCURRENCY),
     FEED_RECONCILE_INTERVAL_SECONDS: '0',
-  };
+  });
 }
 
 /** CPU seconds (user + system) a process has used so far. */

@@ -41,33 +41,22 @@ import { startMessagesRole } from '../src/messages/role.js';
 import type { AcceptedMessage } from '../src/queues/payloads/messages.js';
 import { startPlatform } from '../src/runtime/start-platform.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
+import { TEST_ADMIN, testEnv } from '../test/support/env.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ADMIN = { username: 'admin', password: 'bench-admin-password' };
 const RUN_MS = 4000;
 const WARMUP_MS = 1000;
 const CLIENTS = [1, 64];
 const CONTENT = 'A benchmark message of about one hundred bytes, like a short chat turn between a user and a model.';
 
 function platformEnv(redisUrl: string, databaseUrl: string, dataDir: string): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    NODE_ENV: 'test',
-    REDIS_URL: redisUrl,
-    DATABASE_URL: databaseUrl,
-    DATABASE_POOL_SIZE: '10',
+  return testEnv({ url: redisUrl }, { url: databaseUrl, poolSize: 10 }, {
+    DATABASE_MIGRATE_ON_START: 'true',
     DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    PORT: '0',
     LOG_LEVEL: 'warn',
-    LOG_PRETTY: 'false',
     HTTP_ACCESS_LOG: 'false',
-    ADMIN_USERNAME: ADMIN.username,
-    ADMIN_PASSWORD: ADMIN.password,
-    JWT_SECRET: 'bench-secret-0123456789abcdef0123456789abcdef',
-  };
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -208,7 +197,7 @@ interface Urls {
 }
 
 async function httpBench(urls: Urls, cpu: CpuProbe): Promise<void> {
-  const login = await fetch(`${urls.api}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+  const login = await fetch(`${urls.api}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(TEST_ADMIN) });
   const { token } = (await login.json()) as { token: string };
   const auth = { authorization: `Bearer ${token}` };
   const body = JSON.stringify({ role: 'user', content: CONTENT });

@@ -36,11 +36,11 @@ import { PoolRows } from '../src/pools/pool-rows.js';
 import { refillPool } from '../src/pools/refill-pool.js';
 import { createKeys } from '../src/redis/keys.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
+import { TEST_ADMIN, testEnv } from '../test/support/env.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
-const ADMIN = { username: 'admin', password: 'bench-admin-password-0123' };
 const RUN_MS = 4000;
 const WARMUP_MS = 800;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -364,26 +364,14 @@ async function main(): Promise<void> {
     execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/db/cli-migrate.ts')], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl }, stdio: 'ignore' });
     pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
 
-    const platformEnv: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
+    const platformEnv = testEnv({ url: redisServer.url }, { url: databaseUrl, poolSize: 10 }, {
       NODE_ENV: 'production',
-      REDIS_URL: redisServer.url,
-      REDIS_PREFIX: 'wp',
-      DATABASE_URL: databaseUrl,
-      DATABASE_MIGRATE_ON_START: 'false',
       DATA_DIR: path.join(tmp, 'data'),
-      HOST: '127.0.0.1',
-      PORT: '0',
       LOG_LEVEL: 'warn',
-      LOG_PRETTY: 'false',
       HTTP_ACCESS_LOG: 'false',
-      ADMIN_USERNAME: ADMIN.username,
-      ADMIN_PASSWORD: ADMIN.password,
-      JWT_SECRET: 'bench-secret-0123456789abcdef0123456789abcdef',
       // No refill requests from the pop path: the bench keeps the lists filled itself.
       POOL_REFILL_THRESHOLD: '0',
-    };
+    });
     const bareEnv = { PATH: process.env.PATH, NODE_ENV: 'production' };
     const [platform, bareExpress, bareHttp] = await Promise.all([
       spawnServer(['workers/run-role.ts', 'api'], platformEnv, /API\s+(http:\/\/\S+)\/api/, process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []),
@@ -392,7 +380,7 @@ async function main(): Promise<void> {
     ]);
     children.push(platform.child, bareExpress.child, bareHttp.child);
     const apiUrl = platform.match[1]!;
-    const login = await fetch(`${apiUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const login = await fetch(`${apiUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(TEST_ADMIN) });
     const { token } = (await login.json()) as { token: string };
     const env: Env = { redis, pool, apiUrl, token, expressUrl: `http://127.0.0.1:${bareExpress.match[1]}`, httpUrl: `http://127.0.0.1:${bareHttp.match[1]}` };
 

@@ -43,21 +43,14 @@ describe('fetching a results page in headless Chromium', () => {
       metrics: new CrawlMetrics(new Metrics({ defaultMetrics: false })),
     });
 
+  /** The fetch options every case shares: an on-sale page of 120 items, no human-like scrolling. */
+  const ON_SALE_PAGE = { status: 'on_sale', humanize: false, limit: 120, pageTimeoutMs: 15_000, networkIdleMs: 100, scrollDelayMs: 2000 } as const;
+
   /** Fetches one page in a fresh tab; returns the outcome or the error's class. */
   async function fetchWith(input: Partial<FetchPageInput> & { url: string }) {
     const lease = await browsers.openPage(null);
     try {
-      return await fetchPage({
-        page: lease.page,
-        adapter: adapter(),
-        status: 'on_sale',
-        humanize: false,
-        limit: 120,
-        pageTimeoutMs: 15_000,
-        networkIdleMs: 100,
-        scrollDelayMs: 2000,
-        ...input,
-      });
+      return await fetchPage({ page: lease.page, adapter: adapter(), ...ON_SALE_PAGE, ...input });
     } finally {
       await lease.release();
     }
@@ -165,12 +158,7 @@ describe('fetching a results page in headless Chromium', () => {
         page: first.page,
         adapter: adapter(),
         url: adapter().searchUrl('drain', 'on_sale', 1),
-        status: 'on_sale',
-        humanize: false,
-        limit: 120,
-        pageTimeoutMs: 15_000,
-        networkIdleMs: 100,
-        scrollDelayMs: 2000,
+        ...ON_SALE_PAGE,
       });
       await waitFor(() => market.requests().search.some((r) => r.keyword === 'drain'), { message: 'slow page never requested' });
 

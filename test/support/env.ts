@@ -7,8 +7,8 @@ import type { TestRedis } from './redis.js';
 export const TEST_ADMIN = { username: 'admin', password: 'test-admin-password' };
 export const TEST_JWT_SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
 
-/** The environment of a platform under test: its own Redis, database and data dir. */
-export function testEnv(redis: Pick<TestRedis, 'url'>, db: TestDatabase, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+/** The environment of a platform under test (or benchmark): its own Redis, database and data dir; `extra` overrides. */
+export function testEnv(redis: Pick<TestRedis, 'url'>, db: Pick<TestDatabase, 'url' | 'poolSize'>, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     NODE_ENV: 'test',
     PATH: process.env.PATH,
@@ -18,7 +18,7 @@ export function testEnv(redis: Pick<TestRedis, 'url'>, db: TestDatabase, extra: 
     DATABASE_URL: db.url,
     DATABASE_POOL_SIZE: String(db.poolSize),
     DATABASE_MIGRATE_ON_START: 'false',
-    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'wp-test-data-')),
+    DATA_DIR: extra.DATA_DIR ?? mkdtempSync(path.join(os.tmpdir(), 'wp-test-data-')),
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
