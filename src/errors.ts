@@ -40,13 +40,17 @@ export class RetryableError extends PlatformError {
 
 /** The remote side asked us to wait: the job is delayed, not failed. */
 export class BlockedError extends PlatformError {
+  /** A wait that is part of normal work (a rate limit's turn), logged at debug rather than warn. */
+  readonly routine: boolean;
+
   constructor(
     message: string,
     readonly retryAfterMs: number,
     readonly code = 'blocked',
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; routine?: boolean },
   ) {
     super(message, options);
+    this.routine = options?.routine ?? false;
   }
 }
 

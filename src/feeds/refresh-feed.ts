@@ -4,9 +4,9 @@
  *
  *   1. load the feed (deleted → done, nothing scheduled)
  *   2. take the feed lock with the job id (taken by another job → done, no work, nothing scheduled)
- *   3. take the domain's turn (not yet → the job is moved to delayed in BullMQ for the wait,
- *      without spending an attempt, and the lock is released meanwhile; a routine event, so it
- *      is logged at debug level rather than as a blocked job)
+ *   3. take the domain's turn (not yet → a routine BlockedError: the worker factory moves the job
+ *      to delayed for the wait without spending an attempt, logged at debug; the lock is released
+ *      meanwhile)
  *   4. conditional GET (fetch-feed.ts), then release the domain
  *   5. parse (parse-feed.ts) and upsert the articles in batches (article-store.ts)
  *   6. record the outcome on the feed row
@@ -23,7 +23,7 @@
  * (status error, errorCount + 1, lastError) and the next periodic refresh backs off.
  * The whole refresh runs under FEED_TIME_LIMIT_SECONDS; the lock outlives it (FEED_LOCK_TTL_SECONDS).
  */
-import { DelayedError, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Config } from '../config/index.js';
 import type { Feed } from '../generated/prisma/client.js';
 import { BlockedError, PermanentError, RetryableError } from '../errors.js';
@@ -113,7 +113,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
       throw new FeedRefreshError('invalid_url', `not a URL: ${feed.url.slice(0, 200)}`, {}, { cause: err });
     }
     const wait = await gate.acquire(domain, job.id!);
-    if (wait > 0) throw new BlockedError(`waiting for the turn of ${domain}`, wait, 'domain_spacing');
+    if (wait > 0) throw new BlockedError(`waiting for the turn of ${domain}`, wait, 'domain_spacing', { routine: true });
     let retryAfterMs = 0;
     try {
       return await fetchFeed(feed.url, {
@@ -138,7 +138,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
     }
   }
 
-  return async function refreshFeed(job: Job<FeedRefreshPayload, RefreshResult>, ctx: { logger: Logger; token: string | undefined }): Promise<RefreshResult> {
+  return async function refreshFeed(job: Job<FeedRefreshPayload, RefreshResult>, ctx: { logger: Logger }): Promise<RefreshResult> {
     const started = performance.now();
     const { feedId, trigger } = job.data;
     const done = (r: Omit<RefreshResult, 'feedId' | 'trigger' | 'durationMs'>): RefreshResult => {
@@ -188,11 +188,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
           };
         });
       } catch (err) {
-        if (err instanceof BlockedError) {
-          ctx.logger.debug({ feedId, waitMs: err.retryAfterMs }, 'waiting for the domain turn');
-          await job.moveToDelayed(Date.now() + err.retryAfterMs, ctx.token);
-          throw new DelayedError(err.message);
-        }
+        if (err instanceof BlockedError) throw err; // the worker factory delays the job (routine: logged at debug)
         if (isFeedGone(err)) return done({ outcome: 'skipped', reason: 'feed_deleted' });
         const failure = err instanceof FeedRefreshError ? err : undefined;
         const final = failure?.permanent || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);

@@ -90,7 +90,8 @@ export function createWorker<K extends QueueKey, R>(
       }
       if (thrown instanceof BlockedError) {
         jobsFailed.inc({ queue: queueName, outcome: 'delayed' });
-        ctx.logger.warn({ retryAfterMs: thrown.retryAfterMs, reason: thrown.message }, 'job blocked; delayed without spending an attempt');
+        const log = thrown.routine ? ctx.logger.debug.bind(ctx.logger) : ctx.logger.warn.bind(ctx.logger);
+        log({ retryAfterMs: thrown.retryAfterMs, reason: thrown.message }, 'job blocked; delayed without spending an attempt');
         await job.moveToDelayed(Date.now() + thrown.retryAfterMs, token);
         throw new DelayedError(thrown.message);
       }
