@@ -32,7 +32,7 @@ export async function startTestPlatform(
   const api = new ApiClient(platform.apiUrl ?? 'http://127.0.0.1:0');
   if (platform.apiUrl) await api.login(TEST_ADMIN.username, TEST_ADMIN.password);
   let stopping: Promise<void> | undefined;
-  return {
+  const t: TestPlatform = {
     platform,
     redis,
     db,
@@ -41,9 +41,11 @@ export async function startTestPlatform(
     stop: () =>
       (stopping ??= (async () => {
         await platform.stop();
-        if (!options.redis) await redis.destroy();
+        // t.redis, not the first server: a test that restarted Redis put the running one there.
+        if (!options.redis) await t.redis.destroy();
         if (!options.db) await db.drop();
         rmSync(env.DATA_DIR!, { recursive: true, force: true });
       })()),
   };
+  return t;
 }
