@@ -8,6 +8,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { LoginRateLimit } from './login-rate-limit.js';
 import { DUMMY_HASH, verifyPassword } from './passwords.js';
+import { Revocation, TokenRevokedError } from './revocation.js';
 import { SessionBlacklist } from './session-blacklist.js';
 import { InvalidTokenError, TokenService, type TokenClaims } from './tokens.js';
 
@@ -20,8 +21,10 @@ export interface AuthSettings {
 }
 
 export interface VerifiedToken extends TokenClaims {
-  /** False when Redis was down and AUTH_FAIL_OPEN let the token through unchecked. */
+  /** False when Redis was down and AUTH_FAIL_OPEN let the token through unchecked, or when the check is left to the handler. */
   blacklistChecked: boolean;
+  /** Present when the blacklist check is left to the request's own Redis script (see revocation.ts). */
+  revocation?: Revocation;
 }
 
 export class AuthService {
@@ -75,8 +78,12 @@ export class AuthService {
   /**
    * Verifies signature and expiry, then the blacklist. Throws HttpError 401 for a bad, expired
    * or logged-out token, and 503 when Redis is down and the platform fails secure.
+   *
+   * With `deferBlacklist` the blacklist is not read here: the result carries a Revocation for the
+   * handler's own Redis script (revocation.ts). On a Redis Cluster, where the blacklist key cannot
+   * share a script with the request's keys, the check is made here all the same.
    */
-  async verify(token: string): Promise<VerifiedToken> {
+  async verify(token: string, options: { deferBlacklist?: boolean } = {}): Promise<VerifiedToken> {
     let claims: TokenClaims;
     try {
       claims = await this.tokens.verify(token);
@@ -84,14 +91,25 @@ export class AuthService {
       const reason = err instanceof InvalidTokenError ? err.reason : 'invalid';
       throw new HttpError(401, reason === 'expired' ? 'token_expired' : 'invalid_token', reason === 'expired' ? 'the token has expired' : 'the token is invalid');
     }
-    const state = await this.blacklist.check(claims.sessionId);
-    if (state === 'listed') throw new HttpError(401, 'token_revoked', 'the token was logged out');
+    if (options.deferBlacklist && !this.deps.redis.isCluster) {
+      const revocation = new Revocation(this.deps.keys.blacklistedSession(claims.sessionId), async () => {
+        await this.checkBlacklist(claims.sessionId);
+      });
+      return { ...claims, blacklistChecked: false, revocation };
+    }
+    return { ...claims, blacklistChecked: await this.checkBlacklist(claims.sessionId) };
+  }
+
+  /** Throws 401 when the session is logged out, 503 when Redis cannot tell (unless AUTH_FAIL_OPEN); returns whether it was checked. */
+  private async checkBlacklist(sessionId: string): Promise<boolean> {
+    const state = await this.blacklist.check(sessionId);
+    if (state === 'listed') throw new TokenRevokedError();
     if (state === 'unavailable') {
       if (!this.deps.settings.failOpen) {
         throw new DependencyDownError('redis', 'the token cannot be checked while Redis is unavailable (AUTH_FAIL_OPEN=false)');
       }
-      return { ...claims, blacklistChecked: false };
+      return false;
     }
-    return { ...claims, blacklistChecked: true };
+    return true;
   }
 }

@@ -112,7 +112,7 @@ export function createApp(options: AppOptions): Express {
   });
 
   const router: Router = express.Router();
-  mountRoutes(router, options.routes, authGuard);
+  mountRoutes(router, options.routes, { requireAuth: authGuard, requireAuthDeferred: requireAuth(options.auth, { deferBlacklist: true }) });
   app.use(router);
 
   for (const mount of options.mounts ?? []) mount(app, { requireAuth, service: options.auth });

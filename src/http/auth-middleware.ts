@@ -26,15 +26,17 @@ export function cookieToken(req: Request): string | undefined {
 /**
  * Requires a valid, unexpired, not logged-out token; sets res.locals.auth. API routes take the
  * token from `Authorization: Bearer`; with `allowCookie` (Bull Board only) the session cookie
- * set by the board's login page is accepted too.
+ * set by the board's login page is accepted too. With `deferBlacklist` the logout blacklist is
+ * left to the route's handler (res.locals.auth.revocation, see src/auth/revocation.ts).
  */
-export function requireAuth(auth: AuthService, options: { allowCookie?: boolean } = {}): RequestHandler {
+export function requireAuth(auth: AuthService, options: { allowCookie?: boolean; deferBlacklist?: boolean } = {}): RequestHandler {
+  const verifyOptions = { deferBlacklist: options.deferBlacklist === true };
   return async (req, res, next) => {
     try {
       const token = bearerToken(req) ?? (options.allowCookie ? cookieToken(req) : undefined);
       if (!token) throw new HttpError(401, 'unauthenticated', 'an Authorization: Bearer <token> header is required');
-      const v = await auth.verify(token);
-      const info: AuthInfo = { userId: v.userId, username: v.username, sessionId: v.sessionId, exp: v.exp, blacklistChecked: v.blacklistChecked };
+      const v = await auth.verify(token, verifyOptions);
+      const info: AuthInfo = { userId: v.userId, username: v.username, sessionId: v.sessionId, exp: v.exp, blacklistChecked: v.blacklistChecked, revocation: v.revocation };
       res.locals.auth = info;
       next();
     } catch (err) {

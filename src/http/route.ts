@@ -6,6 +6,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { z } from 'zod';
+import type { Revocation } from '../auth/revocation.js';
 import { HttpError } from '../errors.js';
 
 export interface AuthInfo {
@@ -14,8 +15,10 @@ export interface AuthInfo {
   sessionId: string;
   /** Token expiry, seconds since the epoch. */
   exp: number;
-  /** False when the blacklist could not be checked and AUTH_FAIL_OPEN let the token through. */
+  /** False when the blacklist could not be checked and AUTH_FAIL_OPEN let the token through, or when it is left to the handler. */
   blacklistChecked: boolean;
+  /** On `revocation: 'in-handler'` routes (single Redis): the blacklist check the handler's own script makes. */
+  revocation?: Revocation;
 }
 
 export interface RouteInput<P, Q, B> {
@@ -44,6 +47,11 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   tag: string;
   /** Default true: a valid, unexpired, not blacklisted token is required. */
   auth?: boolean;
+  /**
+   * 'in-handler': the handler's one Redis script checks the logout blacklist itself (AuthInfo.revocation,
+   * src/auth/revocation.ts), saving a round trip on hot routes. Default: the middleware checks it.
+   */
+  revocation?: 'in-handler';
   params?: P;
   query?: Q;
   body?: B;
@@ -73,11 +81,18 @@ export function parseOr400<T>(schema: z.ZodType<T>, value: unknown, where: 'para
   throw new HttpError(400, 'invalid_request', `${field}: ${message}`, issue.code === 'unrecognized_keys' ? issue.keys[0] : field);
 }
 
-/** Registers routes on an express router. `requireAuth` guards the routes that need a token. */
-export function mountRoutes(router: Router, routes: AnyRoute[], requireAuth: RequestHandler): void {
+export interface AuthGuards {
+  /** A valid, unexpired, not logged-out token. */
+  requireAuth: RequestHandler;
+  /** A valid, unexpired token; the blacklist check is left to the handler (AuthInfo.revocation). */
+  requireAuthDeferred: RequestHandler;
+}
+
+/** Registers routes on an express router, each token-guarded route behind the guard it declares. */
+export function mountRoutes(router: Router, routes: AnyRoute[], guards: AuthGuards): void {
   for (const route of routes) {
     const handlers: RequestHandler[] = [];
-    if (route.auth !== false) handlers.push(requireAuth);
+    if (route.auth !== false) handlers.push(route.revocation === 'in-handler' ? guards.requireAuthDeferred : guards.requireAuth);
     handlers.push(async (req: Request, res: Response, next: NextFunction) => {
       try {
         const params = route.params ? parseOr400(route.params, req.params, 'params') : req.params;
@@ -87,7 +102,10 @@ export function mountRoutes(router: Router, routes: AnyRoute[], requireAuth: Req
           if (req.body === undefined) throw new HttpError(400, 'invalid_request', 'a JSON body is required (Content-Type: application/json)', '(body)');
           body = parseOr400(route.body, req.body, 'body');
         }
-        const reply = await route.handler({ params, query, body, auth: res.locals.auth as AuthInfo | undefined, req, res });
+        const auth = res.locals.auth as AuthInfo | undefined;
+        const reply = await route.handler({ params, query, body, auth, req, res });
+        // A handler that left the blacklist check unused must not answer without it.
+        if (auth?.revocation && !auth.revocation.taken) await auth.revocation.check();
         if (res.headersSent) return;
         for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
         const status = reply.status ?? 200;

@@ -10,8 +10,13 @@
  *      the cache repair so the list gets the message once it is in the DB;
  *   4. only when neither the buffer nor the DB took the message does the request fail (503), and
  *      the entry is taken back out of the list.
+ *
+ * With a `revocation` (src/auth/revocation.ts) the cache append and the buffer push each check the
+ * caller's logout blacklist first, so a logged-out session writes nothing (401) at no extra round
+ * trip; when Redis cannot take the push, the blacklist is checked on its own before the DB write.
  */
 import type { Counter } from 'prom-client';
+import { isRevokedReply, TokenRevokedError, type Revocation } from '../auth/revocation.js';
 import { DependencyDownError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptedMessage, MessageRole } from '../queues/payloads/messages.js';
@@ -37,7 +42,7 @@ export interface AppendResult {
   durability: Durability;
 }
 
-export async function appendMessage(deps: AppendDeps, sessionId: string, role: MessageRole, content: string): Promise<AppendResult> {
+export async function appendMessage(deps: AppendDeps, sessionId: string, role: MessageRole, content: string, revocation?: Revocation): Promise<AppendResult> {
   const now = Date.now();
   const message: AcceptedMessage = {
     messageId: newMessageId(now),
@@ -48,9 +53,11 @@ export async function appendMessage(deps: AppendDeps, sessionId: string, role: M
     acceptedAt: new Date(now).toISOString(),
   };
   const entry = entryOf(viewOf(message));
-  const cached = deps.cache.append(sessionId, entry).then(
+  const cached = deps.cache.append(sessionId, entry, revocation).then(
     () => true,
     (err: Error) => {
+      // Logged out: the push refuses too (the request fails with 401); not a cache failure.
+      if (isRevokedReply(err)) return false;
       deps.cacheWriteFailures.inc();
       deps.logger.warn({ sessionId, err: err.message }, 'message cache write failed; the message is persisted without it');
       return false;
@@ -59,9 +66,11 @@ export async function appendMessage(deps: AppendDeps, sessionId: string, role: M
 
   let durability: Durability;
   try {
-    durability = await deps.writer.persist(message);
+    durability = await deps.writer.persist(message, revocation);
   } catch (err) {
     if (await cached) await deps.cache.remove(sessionId, entry).catch(() => undefined);
+    // Logged out (401), or the blacklist could not be read when the DB was to take the message (503).
+    if (err instanceof TokenRevokedError || (err instanceof DependencyDownError && err.dependency === 'redis')) throw err;
     throw new DependencyDownError('database', 'the message could not be stored: neither Redis nor the database is available', { cause: err });
   }
   if (!(await cached)) deps.repair.track(sessionId, message.messageId);

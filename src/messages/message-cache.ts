@@ -7,10 +7,36 @@
  * uses the same one, so the appends of one process reach Redis in the order their `seq` was
  * assigned.
  */
+import { guardedKeys, revocationGuardLua, type Revocation } from '../auth/revocation.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
 import { onSessionConnection, type MessageConnections } from './message-connections.js';
 import { SESSION_START, entryOf, type MessageView } from './message-entry.js';
+
+/**
+ * The append of reference 4.1 (RPUSH + EXPIRE + LTRIM, one atomic step: the reference's MULTI as
+ * one script), after the caller's logout blacklist check when given (src/auth/revocation.ts).
+ */
+const APPEND_SCRIPT = new RedisScript(
+  'message-cache-append',
+  `-- KEYS[1]  the session's list   KEYS[2] (optional) the caller's logout blacklist key: when it exists, the REVOKED error and no write
+-- ARGV[1]  the entry   ARGV[2]  TTL in seconds   ARGV[3]  max length
+-- Returns the list length before the trim.
+${revocationGuardLua(2)}
+local len = redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
+return len`,
+);
+
+/** The newest ARGV[1] entries, after the caller's logout blacklist check when given. */
+const READ_SCRIPT = new RedisScript(
+  'message-cache-read',
+  `-- KEYS[1]  the session's list   KEYS[2] (optional) the caller's logout blacklist key: when it exists, the REVOKED error
+-- ARGV[1]  how many entries (from the end)
+${revocationGuardLua(2)}
+return redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)`,
+);
 
 /**
  * Merges a session's list with a snapshot of its newest rows in the DB, so that no message held
@@ -84,22 +110,20 @@ export class MessageCache {
   }
 
   /**
-   * RPUSH + EXPIRE + LTRIM in one MULTI (reference 4.1); throws when any of them failed. The MULTI
-   * is written before this returns (unless the connection is still being made).
+   * RPUSH + EXPIRE + LTRIM in one atomic script (reference 4.1); throws when it failed, and with
+   * the REVOKED error reply when `revocation` finds the caller logged out (nothing written). The
+   * command is written before this returns (unless the connection is still being made).
    */
-  append(sessionId: string, entry: string): Promise<void> {
-    const key = this.keys.sessionMessages(sessionId);
+  async append(sessionId: string, entry: string, revocation?: Revocation): Promise<void> {
     const { cacheMaxLen, cacheTtlSeconds } = this.settings;
-    return onSessionConnection(this.connections, sessionId, async (client) => {
-      const results = await client.multi().rpush(key, entry).expire(key, cacheTtlSeconds).ltrim(key, -cacheMaxLen, -1).exec();
-      if (!results) throw new Error('cache MULTI was discarded');
-      for (const [err] of results) if (err) throw err;
-    });
+    const keys = guardedKeys([this.keys.sessionMessages(sessionId)], revocation);
+    await onSessionConnection(this.connections, sessionId, (client) => APPEND_SCRIPT.run(client, keys, [entry, cacheTtlSeconds, cacheMaxLen]));
   }
 
-  /** The last `count` list elements (the start marker included when it is among them). */
-  read(sessionId: string, count: number): Promise<string[]> {
-    return onSessionConnection(this.connections, sessionId, (client) => client.lrange(this.keys.sessionMessages(sessionId), -count, -1));
+  /** The last `count` list elements (the start marker included when it is among them); REVOKED as for append. */
+  read(sessionId: string, count: number, revocation?: Revocation): Promise<string[]> {
+    const keys = guardedKeys([this.keys.sessionMessages(sessionId)], revocation);
+    return onSessionConnection(this.connections, sessionId, (client) => READ_SCRIPT.run<string[]>(client, keys, [count]));
   }
 
   /** Removes one entry (an append whose message could not be made durable). */

@@ -2,6 +2,7 @@
  * The message cache as the API uses it: the write and read paths wired to the platform's Redis,
  * queues and database. Built once per API process.
  */
+import type { Revocation } from '../auth/revocation.js';
 import type { PlatformContext } from '../context.js';
 import type { MessageRole } from '../queues/payloads/messages.js';
 import { appendMessage, type AppendDeps, type AppendResult } from './append-message.js';
@@ -15,9 +16,10 @@ import { PersistWriter } from './persist-writer.js';
 import { readMessages, type ReadDeps, type ReadResult } from './read-messages.js';
 import { SequenceClock } from './sequence-clock.js';
 
+/** `revocation`: the caller's logout blacklist check, made in the request's own Redis script (src/auth/revocation.ts). */
 export interface MessageService {
-  append(sessionId: string, role: MessageRole, content: string): Promise<AppendResult>;
-  read(sessionId: string, limit: number): Promise<ReadResult>;
+  append(sessionId: string, role: MessageRole, content: string, revocation?: Revocation): Promise<AppendResult>;
+  read(sessionId: string, limit: number, revocation?: Revocation): Promise<ReadResult>;
 }
 
 export function createMessageService(ctx: PlatformContext): MessageService {
@@ -66,7 +68,7 @@ export function createMessageService(ctx: PlatformContext): MessageService {
     cacheReads: metrics.counter('wp_message_cache_reads_total', 'Message reads by cache outcome (hit, miss, error, repairing).', ['outcome']),
   };
   return {
-    append: (sessionId, role, content) => appendMessage(appendDeps, sessionId, role, content),
-    read: (sessionId, limit) => readMessages(readDeps, sessionId, limit),
+    append: (sessionId, role, content, revocation) => appendMessage(appendDeps, sessionId, role, content, revocation),
+    read: (sessionId, limit, revocation) => readMessages(readDeps, sessionId, limit, revocation),
   };
 }

@@ -15,12 +15,22 @@
  * the buffer empty (RPUSH answers 1) and triggers a new drain: nothing waits for the sweep except
  * after a crash or a lost trigger.
  */
+import { guardedKeys, revocationGuardLua, type Revocation } from '../auth/revocation.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
 import type { AcceptedMessage } from '../queues/payloads/messages.js';
 import { onSessionConnection, type MessageConnections } from './message-connections.js';
 import { sessionHash } from './session-hash.js';
+
+const PUSH = new RedisScript(
+  'message-persist-push',
+  `-- KEYS[1]  the buffer   KEYS[2] (optional) the caller's logout blacklist key: when it exists, the REVOKED error and no push
+-- ARGV[1]  the message
+-- Returns the buffer's length after the push (1: it was empty).
+${revocationGuardLua(2)}
+return redis.call('RPUSH', KEYS[1], ARGV[1])`,
+);
 
 const CLAIM = new RedisScript(
   'message-persist-claim',
@@ -74,12 +84,13 @@ export class PersistBuffer {
 
   /**
    * Appends a message to its session's buffer on the session's connection (written in the same
-   * step as the cache MULTI, so both share a round trip). Resolves true when the buffer was empty.
+   * step as the cache append, so both share a round trip). Resolves true when the buffer was
+   * empty; rejects with the REVOKED error reply when `revocation` finds the caller logged out.
    */
-  push(connections: MessageConnections, message: AcceptedMessage): Promise<boolean> {
-    const key = this.keys.messagePersistBuffer(this.shardOf(message.sessionId));
+  push(connections: MessageConnections, message: AcceptedMessage, revocation?: Revocation): Promise<boolean> {
+    const keys = guardedKeys([this.keys.messagePersistBuffer(this.shardOf(message.sessionId))], revocation);
     const entry = JSON.stringify(message);
-    return onSessionConnection(connections, message.sessionId, async (client) => (await client.rpush(key, entry)) === 1);
+    return onSessionConnection(connections, message.sessionId, async (client) => (await PUSH.run<number>(client, keys, [entry])) === 1);
   }
 
   /** The head batch for a drain holding (or taking) the lease; null when another drain holds it. */

@@ -13,6 +13,7 @@
  * the drain's ON CONFLICT DO NOTHING skips.
  */
 import type { Counter } from 'prom-client';
+import { isRevokedReply, TokenRevokedError, type Revocation } from '../auth/revocation.js';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptedMessage } from '../queues/payloads/messages.js';
 import type { QueueRegistry } from '../queues/registry.js';
@@ -54,13 +55,19 @@ export class PersistWriter {
     deps.queues.queue('messagePersist');
   }
 
-  /** Resolves once the message is in its persist buffer or in the DB; rejects when neither took it. */
-  async persist(message: AcceptedMessage): Promise<Durability> {
+  /**
+   * Resolves once the message is in its persist buffer or in the DB; rejects when neither took
+   * it, and with TokenRevokedError when `revocation` finds the caller logged out (nothing stored).
+   */
+  async persist(message: AcceptedMessage, revocation?: Revocation): Promise<Durability> {
     const { buffer, connections, logger, accepted } = this.deps;
     let wasEmpty: boolean;
     try {
-      wasEmpty = await buffer.push(connections, message);
+      wasEmpty = await buffer.push(connections, message, revocation);
     } catch (err) {
+      if (isRevokedReply(err)) throw new TokenRevokedError();
+      // The blacklist was not read with the push: it is checked on its own before the DB takes the message.
+      await revocation?.check();
       if (!this.redisDown) logger.warn({ err: (err as Error).message }, 'persist buffer unavailable; writing accepted messages straight to the DB');
       this.redisDown = true;
       await this.direct.submit([message]);

@@ -5,8 +5,12 @@
  *
  * Every answer moves the sequence clock past the newest message it returns, so a message written
  * after a read sorts after everything the read showed.
+ *
+ * A `revocation` (src/auth/revocation.ts) is checked in the cache read itself; when the cache is
+ * not read or the read failed, on its own before the DB is asked.
  */
 import type { Counter } from 'prom-client';
+import { isRevokedReply, TokenRevokedError, type Revocation } from '../auth/revocation.js';
 import type { CacheFill } from './cache-fill.js';
 import type { CacheRepair } from './cache-repair.js';
 import { answerFromCache, entryOf, seqOfEntry } from './message-entry.js';
@@ -30,11 +34,13 @@ export interface ReadResult {
   entries: string[];
 }
 
-export async function readMessages(deps: ReadDeps, sessionId: string, limit: number): Promise<ReadResult> {
+export async function readMessages(deps: ReadDeps, sessionId: string, limit: number, revocation?: Revocation): Promise<ReadResult> {
   const repairing = deps.repair.isTracked(sessionId);
+  let checked = false;
   if (!repairing) {
     try {
-      const slice = await deps.cache.read(sessionId, Math.min(limit, deps.cacheMaxLen));
+      const slice = await deps.cache.read(sessionId, Math.min(limit, deps.cacheMaxLen), revocation);
+      checked = true;
       const hit = answerFromCache(slice, limit);
       if (hit) {
         deps.cacheReads.inc({ outcome: 'hit' });
@@ -43,12 +49,14 @@ export async function readMessages(deps: ReadDeps, sessionId: string, limit: num
         return { source: 'cache', entries: hit };
       }
       deps.cacheReads.inc({ outcome: 'miss' });
-    } catch {
+    } catch (err) {
+      if (isRevokedReply(err)) throw new TokenRevokedError();
       deps.cacheReads.inc({ outcome: 'error' });
     }
   } else {
     deps.cacheReads.inc({ outcome: 'repairing' });
   }
+  if (!checked) await revocation?.check();
 
   // Read enough to refill the whole list, not only what was asked for.
   const want = Math.max(limit, deps.cacheMaxLen);

@@ -3,18 +3,22 @@
  * ({type:group}, see src/redis/keys.ts), so each runs atomically in one slot of a Cluster too.
  * Items are encoded by pool-item.ts with the id first; ID_PATTERN reads it without decoding.
  */
+import { revocationGuardLua } from '../auth/revocation.js';
 import { RedisScript } from '../redis/script.js';
 import { ID_PATTERN } from './pool-item.js';
 
 /**
  * Pops one item (FIFO) and records it in the consumed list, atomically (the hot path of pop).
  * The item is moved as it is: no parsing here; the marking job reads the ids.
+ * Both pops first check the caller's logout blacklist key when given (src/auth/revocation.ts).
  */
 export const popOneScript = new RedisScript(
   'pool-pop-one',
-  `-- KEYS[1] pool list, KEYS[2] consumed list (items waiting to be marked in the DB)
+  `-- KEYS[1] pool list, KEYS[2] consumed list (items waiting to be marked in the DB),
+-- KEYS[3] (optional) the caller's logout blacklist key: when it exists, the REVOKED error and no pop
 -- ARGV (none)
 -- Returns {item, pool length after the pop}, or {pool length} (0) when the pool is empty.
+${revocationGuardLua(3)}
 local item = redis.call('RPOP', KEYS[1])
 if not item then return {redis.call('LLEN', KEYS[1])} end
 redis.call('LPUSH', KEYS[2], item)
@@ -24,10 +28,12 @@ return {item, redis.call('LLEN', KEYS[1])}`,
 /** Pops up to ARGV[1] items (FIFO) and records them in the consumed list, atomically. */
 export const popScript = new RedisScript(
   'pool-pop',
-  `-- KEYS[1] pool list, KEYS[2] consumed list (items waiting to be marked in the DB)
+  `-- KEYS[1] pool list, KEYS[2] consumed list (items waiting to be marked in the DB),
+-- KEYS[3] (optional) the caller's logout blacklist key: when it exists, the REVOKED error and no pop
 -- ARGV[1] how many items to pop
 -- Returns {item, item, ..., pool length after the pop}, oldest item first. The items are LPUSHed
 -- in pop order, so the consumed list is drained from its right end oldest first.
+${revocationGuardLua(3)}
 local items = redis.call('RPOP', KEYS[1], ARGV[1])
 if not items then return {redis.call('LLEN', KEYS[1])} end
 redis.call('LPUSH', KEYS[2], unpack(items))

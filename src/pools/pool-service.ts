@@ -2,6 +2,7 @@
  * What the HTTP layer asks of the pools: pop, import and the overview. Built once per API
  * process; the pop path is PoolPopper, the rest is a thin layer over the lists and rows.
  */
+import type { Revocation } from '../auth/revocation.js';
 import type { PlatformContext } from '../context.js';
 import { createPoolDeps, type PoolDeps } from './pool-context.js';
 import { POOL_TYPES, type PoolType, type ServedItem } from './pool-item.js';
@@ -33,8 +34,9 @@ export class PoolService {
     return this.deps.settings;
   }
 
-  pop(type: PoolType, groupId: number, count: number): Promise<ServedItem[]> {
-    return this.popper.pop(type, groupId, count);
+  /** See PoolPopper.pop; `revocation` is the caller's logout blacklist check (src/auth/revocation.ts). */
+  pop(type: PoolType, groupId: number, count: number, revocation?: Revocation): Promise<ServedItem[]> {
+    return this.popper.pop(type, groupId, count, revocation);
   }
 
   /** Inserts rows as available and asks for a refill of the pool. */

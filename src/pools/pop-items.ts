@@ -17,6 +17,7 @@
  * Rows are lost only when the connection drops while a pop or a put-back is in flight (Redis may
  * have run it; nobody can tell): they are counted in wp_pool_rows_in_doubt_total and logged.
  */
+import { isRevokedReply, TokenRevokedError, type Revocation } from '../auth/revocation.js';
 import { DependencyDownError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { commandMayHaveRun } from './command-may-have-run.js';
@@ -48,20 +49,26 @@ export class PoolPopper {
 
   constructor(private readonly deps: PopDeps) {}
 
-  /** Up to `count` rows, each served once; fewer (or none) when the pool and the table run out. */
-  async pop(type: PoolType, groupId: number, count: number): Promise<ServedItem[]> {
+  /**
+   * Up to `count` rows, each served once; fewer (or none) when the pool and the table run out.
+   * A `revocation` (the caller's logout blacklist check) runs in the pop script; when the script
+   * could not run it is checked on its own before the DB is asked.
+   */
+  async pop(type: PoolType, groupId: number, count: number, revocation?: Revocation): Promise<ServedItem[]> {
     const { lists, rows, triggers, settings, metrics } = this.deps;
     const served: ServedItem[] = [];
     let belowThreshold = false;
     try {
-      const { items, remaining } = await lists.pop(type, groupId, count, (late) => this.whenLate(type, groupId, count, late));
+      const { items, remaining } = await lists.pop(type, groupId, count, (late) => this.whenLate(type, groupId, count, late), revocation);
       for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
       if (items.length) triggers.requestMarkConsumed(type, groupId);
       belowThreshold = remaining < settings.refillThreshold;
     } catch (err) {
+      if (isRevokedReply(err)) throw new TokenRevokedError();
       // Past the deadline whenLate follows the pop; any other failure is final now.
       if (!(err instanceof DeadlineError) && commandMayHaveRun(err)) this.inDoubt(type, groupId, count, err);
       this.warn('redis', { err: (err as Error)?.message }, 'pool pop failed in Redis; serving from the DB');
+      await revocation?.check();
     }
     const fromPool = served.length;
     if (fromPool < count) {

@@ -40,9 +40,10 @@ export function messageRoutes(messages: MessageService, settings: { maxContentBy
       summary: 'Append a message to a session: cached at once, written to the DB behind (or directly when Redis is down).',
       params: sessionParams,
       body: appendBody(settings.maxContentBytes),
+      revocation: 'in-handler',
       responses: { 201: { description: 'the accepted message', schema: messageSchema }, 503: { description: 'neither the persist queue nor the database is available' } },
-      handler: async ({ params, body, res }) => {
-        const { entry } = await messages.append(params.sessionId, body.role, body.content);
+      handler: async ({ params, body, res, auth }) => {
+        const { entry } = await messages.append(params.sessionId, body.role, body.content, auth?.revocation);
         res.status(201).type('application/json').send(entry);
         return {};
       },
@@ -54,9 +55,10 @@ export function messageRoutes(messages: MessageService, settings: { maxContentBy
       summary: 'The newest `limit` messages of a session, oldest first, from the cache or (miss, Redis down) the DB.',
       params: sessionParams,
       query: readQuery,
+      revocation: 'in-handler',
       responses: { 200: { description: 'messages', schema: z.object({ messages: z.array(messageSchema), source: z.enum(['cache', 'db']) }) } },
-      handler: async ({ params, query, res }) => {
-        const { source, entries } = await messages.read(params.sessionId, query.limit);
+      handler: async ({ params, query, res, auth }) => {
+        const { source, entries } = await messages.read(params.sessionId, query.limit, auth?.revocation);
         res.status(200).type('application/json').send(readAnswerJson(entries, source));
         return {};
       },

@@ -41,10 +41,10 @@ export function poolRoutes(ctx: PlatformContext): AnyRoute[] {
     defineRoute({
       method: 'post', path: '/api/pools/:type/:groupId/pop', tag: 'pools',
       summary: 'Take the next row of a pool (FIFO, batch_id DESC, id ASC); each row is served once. Falls back to the DB when the pool is empty or Redis is down.',
-      params: poolParams,
+      params: poolParams, revocation: 'in-handler',
       responses: { 200: { description: 'the row', schema: servedItem }, 404: { description: 'pool_empty: no row left' }, 503: { description: 'pool and database unavailable' } },
-      handler: async ({ params }) => {
-        const [item] = await pools.pop(params.type, params.groupId, 1);
+      handler: async ({ params, auth }) => {
+        const [item] = await pools.pop(params.type, params.groupId, 1, auth?.revocation);
         if (!item) throw new HttpError(404, 'pool_empty', `no ${params.type} left in group ${params.groupId}`);
         return { body: item };
       },
@@ -52,9 +52,9 @@ export function poolRoutes(ctx: PlatformContext): AnyRoute[] {
     defineRoute({
       method: 'post', path: '/api/pools/:type/:groupId/pop-many', tag: 'pools',
       summary: 'Take up to `count` rows (1–100) in one request, with the same guarantees as pop; fewer or none when the rows run out.',
-      params: poolParams, body: popManyBody,
+      params: poolParams, body: popManyBody, revocation: 'in-handler',
       responses: { 200: { description: 'the rows', schema: z.object({ items: z.array(servedItem) }) } },
-      handler: async ({ params, body }) => ({ body: { items: await pools.pop(params.type, params.groupId, body.count) } }),
+      handler: async ({ params, body, auth }) => ({ body: { items: await pools.pop(params.type, params.groupId, body.count, auth?.revocation) } }),
     }),
     defineRoute({
       method: 'post', path: '/api/pools/:type/:groupId/items', tag: 'pools',
