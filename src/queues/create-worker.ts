@@ -54,6 +54,26 @@ export interface PlatformWorker {
   close(): Promise<void>;
 }
 
+/** After the grace period, how long a forced close may take before the worker is left behind. */
+const ABANDON_AFTER_MS = 2000;
+
+/** Whether `promise` settles (either way) within `ms`. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<'settled' | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+  });
+  const settled = promise.then(
+    () => 'settled' as const,
+    () => 'settled' as const,
+  );
+  try {
+    return await Promise.race([settled, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function createWorker<K extends QueueKey, R>(
   deps: WorkerDeps,
   key: K,
@@ -124,17 +144,13 @@ export function createWorker<K extends QueueKey, R>(
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      const graceful = worker.close();
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), q.workerShutdownGraceMs);
-      });
-      const outcome = await Promise.race([graceful.then(() => 'closed' as const), timedOut]);
-      clearTimeout(timer);
-      if (outcome === 'timeout') {
-        baseLogger.warn({ graceMs: q.workerShutdownGraceMs }, 'active jobs outlived the grace period; they will be retried as stalled');
-        await worker.close(true);
-      }
+      if ((await settledWithin(worker.close(), q.workerShutdownGraceMs)) === 'settled') return;
+      baseLogger.warn({ graceMs: q.workerShutdownGraceMs }, 'active jobs outlived the grace period, or the worker could not close; they will be retried as stalled');
+      // BullMQ answers a second close with the first one's promise; when that one hangs (its
+      // blocking connection caught reconnecting after a Redis outage never emits 'end', BullMQ
+      // #4656) the worker is left behind: its jobs go back as stalled, its sockets are closed.
+      if ((await settledWithin(worker.close(true), ABANDON_AFTER_MS)) === 'settled') return;
+      baseLogger.warn('worker did not close; left behind (its jobs will be retried as stalled)');
     })());
 
   return { queueName, worker, close };

@@ -3,7 +3,9 @@
  * - a worker process SIGKILLed mid-job: another worker completes the job (stalled recovery),
  *   and it appears once in completed;
  * - Redis restarted (AOF everysec) under a running worker: queued and delayed jobs survive and
- *   the worker resumes by itself.
+ *   the worker resumes by itself;
+ * - a worker closed right after Redis came back (its blocking connection still reconnecting,
+ *   where BullMQ's own close never returns: BullMQ #4656) still closes, so a process can stop.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
@@ -92,6 +94,21 @@ describe('worker faults', () => {
 
     await worker.close();
     await queue.close();
+    await connections.close();
+  });
+
+  it('a worker closed right after a Redis restart still closes', async () => {
+    const config = loadConfig({ REDIS_URL: redis.url, WORKER_SHUTDOWN_GRACE_MS: '1000' });
+    const logger = silentLogger();
+    const connections = new RedisConnections({ kind: 'single', url: redis.url }, connectionOptions(config), logger);
+    const worker = createWorker({ config, connections, keys, metrics: new Metrics({ defaultMetrics: false }), logger }, 'maintenance', async () => 'ok');
+    await worker.worker.waitUntilReady();
+    await sleep(300); // the blocking connection is waiting for jobs
+    await redis.stop();
+    await sleep(500);
+    redis = await redis.restart();
+    const outcome = await Promise.race([worker.close().then(() => 'closed'), sleep(30_000).then(() => 'still closing')]);
+    expect(outcome).toBe('closed');
     await connections.close();
   });
 });
