@@ -10,7 +10,7 @@
  *   way) on IPs whose item hashes live on each of the three masters;
  * - the leader lease: the platform leads (shared config published), whileLeader work runs,
  *   two lease managers on the cluster agree on one holder, renew, hand over on release;
- * - the blacklist: login, logout, the token refused afterwards;
+ * - the blacklist: login, logout, the token refused afterwards (on the pool and message routes too);
  * and at the end: every queue completed jobs, none failed, and no cluster error (CROSSSLOT,
  * redirections not followed, cross-node pipelines) appeared in any job or log line.
  */
@@ -382,6 +382,15 @@ describe('platform on a 3-master Redis Cluster', () => {
     expect((await user.post('/api/auth/logout')).status).toBe(204);
     const refused = await user.get('/api/cluster');
     expect(refused.status).toBe(401);
+    // The hot routes check the blacklist up front here (a script cannot read it beside their keys).
+    for (const res of [
+      await user.post('/api/pools/titles/5/pop'),
+      await user.post('/api/sessions/cluster-logged-out/messages', { role: 'user', content: 'refused' }),
+      await user.get('/api/sessions/cluster-logged-out/messages'),
+    ]) {
+      expect(res.status).toBe(401);
+      expect(res.body.error.code).toBe('token_revoked');
+    }
     const sid = JSON.parse(Buffer.from(login.body.token.split('.')[1], 'base64url').toString()).sid as string;
     expect(await probe.exists(ctx().keys.blacklistedSession(sid))).toBe(1);
     // The admin's own session is another one: still accepted.
