@@ -58,7 +58,8 @@ function requestContext(options: AppOptions): RequestHandler {
     res.setHeader('X-Request-Id', id);
     const started = performance.now();
     res.on('finish', () => {
-      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+      // Routes sit in per-prefix sub-routers (route.ts): the label is the declared path.
+      const route = req.route?.path ? (req.route.path === '/' && req.baseUrl ? req.baseUrl : `${req.baseUrl}${req.route.path}`) : 'unmatched';
       const seconds = (performance.now() - started) / 1000;
       metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
       metrics.httpDuration.observe({ method: req.method, route }, seconds);

@@ -4,7 +4,7 @@
  * field before the handler runs, so nothing is written or enqueued) and feeds the OpenAPI
  * document (src/http/openapi.ts).
  */
-import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import express, { type IRoute, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
 import type { Revocation } from '../auth/revocation.js';
 import { HttpError } from '../errors.js';
@@ -88,8 +88,39 @@ export interface AuthGuards {
   requireAuthDeferred: RequestHandler;
 }
 
-/** Registers routes on an express router, each token-guarded route behind the guard it declares. */
+/** `/api/pools/:type/...` → ['/api/pools', '/:type/...']; a path of two segments or fewer stays whole under its prefix ('/'). */
+function splitPrefix(path: string): [string, string] {
+  const m = /^(\/[^/:]+\/[^/:]+)(\/.*)?$/.exec(path);
+  return m ? [m[1]!, m[2] ?? '/'] : ['', path];
+}
+
+/**
+ * Registers routes on an express router, each token-guarded route behind the guard it declares.
+ * Routes are grouped by their first two path segments (`/api/pools`), one sub-router each, and
+ * the methods of one path share one route: express matches a request against every layer in
+ * turn, so a request meets a few prefixes instead of every route before its own.
+ */
 export function mountRoutes(router: Router, routes: AnyRoute[], guards: AuthGuards): void {
+  const groups = new Map<string, Router>();
+  const paths = new Map<string, IRoute>();
+  const routeOf = (path: string): IRoute => {
+    const known = paths.get(path);
+    if (known) return known;
+    const [prefix, rest] = splitPrefix(path);
+    let target = router;
+    if (prefix) {
+      let group = groups.get(prefix);
+      if (!group) {
+        group = express.Router({ mergeParams: true });
+        groups.set(prefix, group);
+        router.use(prefix, group);
+      }
+      target = group;
+    }
+    const route = target.route(prefix ? rest : path);
+    paths.set(path, route);
+    return route;
+  };
   for (const route of routes) {
     const handlers: RequestHandler[] = [];
     if (route.auth !== false) handlers.push(route.revocation === 'in-handler' ? guards.requireAuthDeferred : guards.requireAuth);
@@ -115,7 +146,7 @@ export function mountRoutes(router: Router, routes: AnyRoute[], guards: AuthGuar
         next(err);
       }
     });
-    router[route.method](route.path, ...handlers);
+    routeOf(route.path)[route.method](...handlers);
   }
 }
 
