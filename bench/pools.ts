@@ -20,7 +20,7 @@
  * writes a CPU profile of the api process.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -94,11 +94,21 @@ interface LoadResult {
   seconds: number;
   p50: number;
   p99: number;
+  /** CPU time of the server process per request (user + system), µs. */
+  cpuUs: number;
+}
+
+/** CPU time (user + system) a process has used so far, in µs, from /proc (clock ticks of 10 ms). */
+function processCpuUs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 interface Target {
   name: string;
   url: string;
+  /** The server process, whose CPU time per request is reported. */
+  pid: number;
   headers: Record<string, string>;
   body?: string;
   /** Count items in `{items: [...]}` answers (pop-many). */
@@ -138,6 +148,7 @@ async function load(target: Target, clients: number, ms: number): Promise<LoadRe
       req.end(target.body);
     });
   const started = performance.now();
+  const cpu0 = processCpuUs(target.pid);
   const deadline = started + ms;
   await Promise.all(
     Array.from({ length: clients }, async () => {
@@ -145,9 +156,10 @@ async function load(target: Target, clients: number, ms: number): Promise<LoadRe
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpuUs = (processCpuUs(target.pid) - cpu0) / Math.max(1, latencies.length);
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  return { requests: latencies.length, errors, items, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  return { requests: latencies.length, errors, items, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuUs };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -207,6 +219,7 @@ interface Env {
   token: string;
   expressUrl: string;
   httpUrl: string;
+  pids: { api: number; express: number; http: number };
 }
 
 async function httpBench(env: Env): Promise<void> {
@@ -216,9 +229,9 @@ async function httpBench(env: Env): Promise<void> {
   const poolKey = keys.pool('titles', 1);
   const nextId = { value: 1_000_000_000 };
   const targets: (Target & { key: string })[] = [
-    { name: 'platform pop (auth)', url: `${env.apiUrl}/api/pools/titles/1/pop`, headers: auth, key: poolKey },
-    { name: 'bare express RPOP', url: `${env.expressUrl}/pop`, headers: {}, key: BARE_KEY },
-    { name: 'bare node:http RPOP', url: `${env.httpUrl}/pop`, headers: {}, key: BARE_KEY },
+    { name: 'platform pop (auth)', url: `${env.apiUrl}/api/pools/titles/1/pop`, pid: env.pids.api, headers: auth, key: poolKey },
+    { name: 'bare express RPOP', url: `${env.expressUrl}/pop`, pid: env.pids.express, headers: {}, key: BARE_KEY },
+    { name: 'bare node:http RPOP', url: `${env.httpUrl}/pop`, pid: env.pids.http, headers: {}, key: BARE_KEY },
   ];
   console.log(`HTTP: ${RUN_MS} ms per run after ${WARMUP_MS} ms warm-up, best of ${ROUNDS} interleaved rounds\n`);
   const best = new Map<string, LoadResult>();
@@ -236,11 +249,11 @@ async function httpBench(env: Env): Promise<void> {
     }
   }
   const rate = (r: LoadResult) => r.requests / r.seconds;
-  console.log('pops over HTTP            clients   pops/s      p50        p99      errors');
+  console.log('pops over HTTP            clients   pops/s      p50        p99      errors   server CPU/pop');
   for (const clients of CLIENTS) {
     for (const target of targets) {
       const r = best.get(`${target.name}@${clients}`)!;
-      console.log(`${target.name.padEnd(24)} ${String(clients).padStart(7)} ${fmt(rate(r)).padStart(9)} ${ms(r.p50).padStart(10)} ${ms(r.p99).padStart(10)} ${String(r.errors).padStart(7)}`);
+      console.log(`${target.name.padEnd(24)} ${String(clients).padStart(7)} ${fmt(rate(r)).padStart(9)} ${ms(r.p50).padStart(10)} ${ms(r.p99).padStart(10)} ${String(r.errors).padStart(7)} ${`${r.cpuUs.toFixed(0)} µs`.padStart(16)}`);
     }
   }
   console.log('');
@@ -248,11 +261,15 @@ async function httpBench(env: Env): Promise<void> {
     const p = rate(best.get(`platform pop (auth)@${clients}`)!);
     const e = rate(best.get(`bare express RPOP@${clients}`)!);
     const h = rate(best.get(`bare node:http RPOP@${clients}`)!);
-    console.log(`${clients} client(s): platform/express ${(p / e).toFixed(2)}x (target >= 0.8x: ${p / e >= 0.8 ? 'met' : 'NOT met'}), platform/node:http ${(p / h).toFixed(2)}x, express/node:http ${(e / h).toFixed(2)}x`);
+    const cpuRatio = best.get(`bare express RPOP@${clients}`)!.cpuUs / best.get(`platform pop (auth)@${clients}`)!.cpuUs;
+    console.log(
+      `${clients} client(s): platform/express ${(p / e).toFixed(2)}x (target >= 0.8x: ${p / e >= 0.8 ? 'met' : 'NOT met'}), platform/node:http ${(p / h).toFixed(2)}x, express/node:http ${(e / h).toFixed(2)}x; ` +
+        `server CPU per pop, express/platform ${cpuRatio.toFixed(2)}x`,
+    );
   }
 
   // pop-many, count 100
-  const many: Target = { name: 'platform pop-many 100', url: `${env.apiUrl}/api/pools/titles/1/pop-many`, headers: auth, body: JSON.stringify({ count: 100 }), many: true };
+  const many: Target = { name: 'platform pop-many 100', url: `${env.apiUrl}/api/pools/titles/1/pop-many`, pid: env.pids.api, headers: auth, body: JSON.stringify({ count: 100 }), many: true };
   const manyClients = 16;
   let bestMany: LoadResult | undefined;
   for (let round = 0; round < ROUNDS; round++) {
@@ -382,7 +399,15 @@ async function main(): Promise<void> {
     const apiUrl = platform.match[1]!;
     const login = await fetch(`${apiUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(TEST_ADMIN) });
     const { token } = (await login.json()) as { token: string };
-    const env: Env = { redis, pool, apiUrl, token, expressUrl: `http://127.0.0.1:${bareExpress.match[1]}`, httpUrl: `http://127.0.0.1:${bareHttp.match[1]}` };
+    const env: Env = {
+      redis,
+      pool,
+      apiUrl,
+      token,
+      expressUrl: `http://127.0.0.1:${bareExpress.match[1]}`,
+      httpUrl: `http://127.0.0.1:${bareHttp.match[1]}`,
+      pids: { api: platform.child.pid!, express: bareExpress.child.pid!, http: bareHttp.child.pid! },
+    };
 
     console.log(`pools benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     if (part !== 'db') await httpBench(env);

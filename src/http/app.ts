@@ -51,6 +51,20 @@ async function probe(p: DependencyProbe): Promise<boolean> {
 
 function requestContext(options: AppOptions): RequestHandler {
   const { logger, metrics, accessLog } = options;
+  // The labelled children by method, route and status (a bounded set: declared paths or
+  // 'unmatched'), so a request does not hash its labels again.
+  const observers = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
+  const observerOf = (method: string, route: string, status: string) => {
+    const key = `${method} ${route} ${status}`;
+    let o = observers.get(key);
+    if (!o) {
+      const counted = metrics.httpRequests.labels(method, route, status);
+      const timed = metrics.httpDuration.labels(method, route);
+      o = { count: () => counted.inc(), observe: (seconds) => timed.observe(seconds) };
+      observers.set(key, o);
+    }
+    return o;
+  };
   return (req, res, next) => {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
@@ -61,8 +75,9 @@ function requestContext(options: AppOptions): RequestHandler {
       // Routes sit in per-prefix sub-routers (route.ts): the label is the declared path.
       const route = req.route?.path ? (req.route.path === '/' && req.baseUrl ? req.baseUrl : `${req.baseUrl}${req.route.path}`) : 'unmatched';
       const seconds = (performance.now() - started) / 1000;
-      metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
-      metrics.httpDuration.observe({ method: req.method, route }, seconds);
+      const o = observerOf(req.method, route, String(res.statusCode));
+      o.count();
+      o.observe(seconds);
       if (accessLog && logger.isLevelEnabled('info')) {
         logger.info({ reqId: id, method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
       }

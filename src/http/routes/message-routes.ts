@@ -3,7 +3,7 @@ import type { PlatformContext } from '../../context.js';
 import { createMessageService, type MessageService } from '../../messages/message-service.js';
 import { readAnswerJson } from '../../messages/message-entry.js';
 import { messageRole } from '../../queues/payloads/messages.js';
-import { defineRoute, type AnyRoute } from '../route.js';
+import { defineRoute, sendJson, type AnyRoute } from '../route.js';
 
 export const MAX_READ_LIMIT = 1000;
 export const DEFAULT_READ_LIMIT = 50;
@@ -44,7 +44,7 @@ export function messageRoutes(messages: MessageService, settings: { maxContentBy
       responses: { 201: { description: 'the accepted message', schema: messageSchema }, 503: { description: 'neither the persist queue nor the database is available' } },
       handler: async ({ params, body, res, auth }) => {
         const { entry } = await messages.append(params.sessionId, body.role, body.content, auth?.revocation);
-        res.status(201).type('application/json').send(entry);
+        sendJson(res, 201, entry);
         return {};
       },
     }),
@@ -59,7 +59,7 @@ export function messageRoutes(messages: MessageService, settings: { maxContentBy
       responses: { 200: { description: 'messages', schema: z.object({ messages: z.array(messageSchema), source: z.enum(['cache', 'db']) }) } },
       handler: async ({ params, query, res, auth }) => {
         const { source, entries } = await messages.read(params.sessionId, query.limit, auth?.revocation);
-        res.status(200).type('application/json').send(readAnswerJson(entries, source));
+        sendJson(res, 200, readAnswerJson(entries, source));
         return {};
       },
     }),
