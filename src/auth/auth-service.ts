@@ -91,13 +91,26 @@ export class AuthService {
       const reason = err instanceof InvalidTokenError ? err.reason : 'invalid';
       throw new HttpError(401, reason === 'expired' ? 'token_expired' : 'invalid_token', reason === 'expired' ? 'the token has expired' : 'the token is invalid');
     }
-    if (options.deferBlacklist && !this.deps.redis.isCluster) {
-      const revocation = new Revocation(this.deps.keys.blacklistedSession(claims.sessionId), async () => {
-        await this.checkBlacklist(claims.sessionId);
-      });
-      return { ...claims, blacklistChecked: false, revocation };
-    }
+    if (options.deferBlacklist && !this.deps.redis.isCluster) return this.deferred(claims);
     return { ...claims, blacklistChecked: await this.checkBlacklist(claims.sessionId) };
+  }
+
+  /**
+   * `verify` with `deferBlacklist`, answered at once (no promise) for a token this process has
+   * verified before and that has not expired: the hot routes' usual case. Undefined when the full
+   * `verify` is needed (new or expired token, Redis Cluster).
+   */
+  verifyKnownDeferred(token: string): VerifiedToken | undefined {
+    if (this.deps.redis.isCluster) return undefined;
+    const claims = this.tokens.known(token);
+    return claims ? this.deferred(claims) : undefined;
+  }
+
+  private deferred(claims: TokenClaims): VerifiedToken {
+    const revocation = new Revocation(this.deps.keys.blacklistedSession(claims.sessionId), async () => {
+      await this.checkBlacklist(claims.sessionId);
+    });
+    return { ...claims, blacklistChecked: false, revocation };
   }
 
   /** Throws 401 when the session is logged out, 503 when Redis cannot tell (unless AUTH_FAIL_OPEN); returns whether it was checked. */

@@ -12,6 +12,17 @@ describe('TokenService', () => {
     await expect(tokens.verify(token, (claims.exp + 1) * 1000)).rejects.toMatchObject({ reason: 'expired' });
   });
 
+  it('knows a token at once only after verifying it, and not once it expired', async () => {
+    const tokens = new TokenService(SECRET, 60);
+    const { token, claims } = await tokens.issue({ id: 7, username: 'ann' });
+    expect(tokens.known(token)).toBeUndefined();
+    await tokens.verify(token);
+    expect(tokens.known(token)).toEqual(claims);
+    expect(tokens.known(token, (claims.exp + 1) * 1000)).toBeUndefined();
+    const [h, p, s] = token.split('.');
+    expect(tokens.known(`${h}.${p}.${s!.slice(0, -2)}xx`)).toBeUndefined();
+  });
+
   it('refuses a token with a changed payload or signature even when the original was verified', async () => {
     const tokens = new TokenService(SECRET, 60);
     const { token } = await tokens.issue({ id: 7, username: 'ann' });
