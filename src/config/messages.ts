@@ -16,6 +16,7 @@ export const messageSettings = {
   maxContentBytes: setting('MESSAGE_MAX_CONTENT_BYTES', int(1), 65536, 'Largest message content (UTF-8 bytes).'),
   persistBatch: setting('MESSAGE_PERSIST_BATCH', int(1, 5000), 500, 'Messages the persist worker takes from a buffer and writes per INSERT statement.'),
   persistShards: setting('MESSAGE_PERSIST_SHARDS', int(1, 256), 4, 'Persist buffers (Redis lists) sessions are spread over; each drains one batch at a time.'),
+  persistTriggerMs: setting('MESSAGE_PERSIST_TRIGGER_MS', int(0, 10000), 25, 'Least time between two drain jobs an API process queues for one buffer; appends in between get one drain at the end.'),
   persistSweepMs: setting('MESSAGE_PERSIST_SWEEP_MS', int(100), 5000, 'How often every persist buffer is drained regardless of triggers (safety net).'),
   persistLockMs: setting('MESSAGE_PERSIST_LOCK_MS', int(1000), 30000, 'Lease of a drain on its buffer; a crashed drain\'s batch is taken again after it.'),
   persistParallel: setting('MESSAGE_PERSIST_PARALLEL', int(1, 64), 2, 'INSERT statements an API process runs at once when it writes straight to the DB (Redis down).'),

@@ -3,8 +3,9 @@
  * when Redis cannot take the message.
  *
  * The message is appended to its session's persist buffer on the session's cache connection, in
- * the same step as the cache MULTI (one round trip for both). When the buffer was empty, a drain
- * job is queued for it; a lost trigger only delays the write until the periodic sweep.
+ * the same step as the cache write (one round trip for both). When the buffer was empty, a drain
+ * job is queued for it (at most one per MESSAGE_PERSIST_TRIGGER_MS and buffer, the last push always
+ * followed by one); a lost trigger only delays the write until the periodic sweep.
  *
  * When Redis is down the connection fails at once (and a command that has not answered within
  * MESSAGE_REDIS_TIMEOUT_MS counts as failed): the message is inserted straight into the DB,
@@ -17,6 +18,7 @@ import { isRevokedReply, TokenRevokedError, type Revocation } from '../auth/revo
 import type { Logger } from '../logging/logger.js';
 import type { AcceptedMessage } from '../queues/payloads/messages.js';
 import type { QueueRegistry } from '../queues/registry.js';
+import { TrailingThrottle } from '../queues/trailing-throttle.js';
 import { GroupCommit } from './group-commit.js';
 import type { MessageConnections } from './message-connections.js';
 import type { MessageStore } from './message-store.js';
@@ -25,12 +27,15 @@ import type { PersistBuffer } from './persist-buffer.js';
 export interface PersistWriterSettings {
   persistBatch: number;
   persistParallel: number;
+  persistTriggerMs: number;
 }
 
 export type Durability = 'buffered' | 'stored';
 
 export class PersistWriter {
   private readonly direct: GroupCommit<AcceptedMessage>;
+  /** At most one drain job per buffer and MESSAGE_PERSIST_TRIGGER_MS, the last push always followed by one. */
+  private readonly triggers: TrailingThrottle;
   private redisDown = false;
 
   constructor(
@@ -44,6 +49,7 @@ export class PersistWriter {
       accepted: Counter<'path'>;
     },
   ) {
+    this.triggers = new TrailingThrottle(deps.settings.persistTriggerMs);
     this.direct = new GroupCommit({
       maxItems: deps.settings.persistBatch,
       parallel: deps.settings.persistParallel,
@@ -81,10 +87,17 @@ export class PersistWriter {
     return 'buffered';
   }
 
-  /** Queues a drain of the buffer; not awaited by the request (the sweep covers a lost one). */
+  /**
+   * Queues a drain of the buffer, throttled per buffer: at low rates nearly every push finds its
+   * buffer empty (the last drain just ran), and a job per message would cost more than the message.
+   * Not awaited by the request (the sweep covers a lost trigger).
+   */
   private trigger(shard: number): void {
-    this.deps.queues.add('messagePersist', 'drain', { shard }, { removeOnComplete: true }).catch((err: Error) => {
-      this.deps.logger.debug({ shard, err: err.message }, 'drain trigger not queued; the sweep will drain the buffer');
+    this.triggers.request(String(shard), () => {
+      this.deps.queues.add('messagePersist', 'drain', { shard }, { removeOnComplete: true }).catch((err: Error) => {
+        this.deps.logger.debug({ shard, err: err.message }, 'drain trigger not queued; the sweep will drain the buffer');
+      });
     });
   }
+
 }

@@ -1,8 +1,9 @@
 /**
  * Runs an action at most once per interval per key, and never drops the last request: a request
  * that arrives while the key is cooling down is run once at the end of the interval (trailing
- * edge). The pop path uses it so that thousands of pops a second ask for a refill or a consumed
- * marking job a few times a second, and the pops of the last interval are still followed by one.
+ * edge). Request paths use it to queue follow-up jobs: thousands of pool pops a second ask for a
+ * refill or a consumed-marking job a few times a second, message appends for a drain of their
+ * persist buffer, and the requests of the last interval are still followed by one.
  */
 export class TrailingThrottle {
   private readonly keys = new Map<string, { until: number; pending: boolean; timer?: NodeJS.Timeout }>();
