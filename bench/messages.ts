@@ -4,7 +4,9 @@
  * HTTP, against baselines measured in the same run: a bare express route doing the same Redis
  * work (the RPUSH + EXPIRE + LTRIM MULTI for an append, the LRANGE for a read) with no auth, no
  * validation, no persist job and no fallback; and the same bare route behind the platform's auth
- * middleware, to show what authentication alone costs. Appends/s and reads/s with p50/p99 at 1
+ * middleware with its separate blacklist lookup (a second round trip: what the message routes
+ * cost before they checked the blacklist inside their own script), to show what authentication
+ * alone costs. Appends/s and reads/s with p50/p99 at 1
  * and 64 clients, each the better of two interleaved runs, with the CPU the server process and
  * redis-server spent per request (steadier than req/s when other work shares the machine). The
  * servers (the platform's api role and the baselines) run in a child process, the load generator
@@ -64,8 +66,8 @@ function platformEnv(redisUrl: string, databaseUrl: string, dataDir: string): No
 
 /**
  * The baseline: the same Redis work as the message routes, nothing else. With `guard`, the same
- * routes behind the platform's auth middleware (token check + blacklist lookup), which shows how
- * much of the difference is authentication rather than the message cache.
+ * routes behind the platform's auth middleware (token check + a separate blacklist lookup), which
+ * shows what authentication costs when it takes its own round trip.
  */
 function baselineApp(redis: Redis, keyOf: (session: string) => string, maxLen: number, ttl: number, guard?: express.RequestHandler): express.Express {
   const app = express();
