@@ -25,6 +25,7 @@ import pg from 'pg';
 import { loadConfig } from '../src/config/index.js';
 import { createDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrate.js';
+import { domainOf } from '../src/feeds/domain-gate.js';
 import { FeedScheduler } from '../src/feeds/feed-scheduler.js';
 import { parseFeedDocument } from '../src/feeds/parse-feed.js';
 import { silentLogger } from '../src/logging/logger.js';
@@ -101,12 +102,13 @@ async function round(spec: RoundSpec, ctx: { redisUrl: string; dbUrl: string; da
         url: ctx.server.url(`/gen/${label}-${i}.xml?items=${ITEMS}`, `127.0.0.${2 + (i % domains)}`),
       })),
     });
-    const feeds = await db.prisma.feed.findMany({ where: { userId: user.id }, select: { id: true }, orderBy: { id: 'asc' } });
+    const feeds = await db.prisma.feed.findMany({ where: { userId: user.id }, select: { id: true, url: true }, orderBy: { id: 'asc' } });
     const firstRequest = ctx.server.requests.length;
     const cpuBefore = workers.reduce((n, w) => n + cpuSeconds(w.pid), 0);
     const t0 = performance.now();
     for (let i = 0; i < feeds.length; i += 100) {
-      await Promise.all(feeds.slice(i, i + 100).map((f) => scheduler.schedulePeriodic(f.id, 0, { trigger: 'initial' })));
+      // as POST /api/feeds does: the first refresh of each feed, with the feed's domain
+      await Promise.all(feeds.slice(i, i + 100).map((f) => scheduler.schedulePeriodic(f.id, 0, { trigger: 'initial', domain: domainOf(f.url) })));
     }
     for (;;) {
       const done = await db.prisma.feed.count({ where: { userId: user.id, lastFetchedAt: { not: null } } });

@@ -15,9 +15,11 @@
  * leaves the line. Otherwise it gets the wait in ms, and the caller delays the job in BullMQ for
  * that long (no worker slot sleeps).
  * release: the holder records when its request ended; the next request starts at least one
- * interval later. When the first job in line is due before that, its slot moves to that time and
- * release returns it, so the caller moves that delayed job to exactly then (a hand-over: the job
- * does not wake up early only to be delayed again).
+ * interval later. When the first job in line has another slot than that turn, its slot moves to
+ * the turn and release returns it, so the caller moves that delayed job to exactly then (a
+ * hand-over: the job neither wakes up early only to be delayed again, nor sleeps past its turn).
+ * cancel: a holder that did not send its request (its feed is gone or locked) gives the turn
+ * back without recording anything; the first job in line is handed the turn the same way.
  *
  * The spacing is counted from the end of one exchange (after the server has answered) to the
  * start of the next, so it holds as measured at the server whatever the scheduling jitter of the
@@ -40,12 +42,18 @@ const RESERVATION_MARGIN = 0.05;
 const RESERVATION_MARGIN_MIN_MS = 20;
 /** A place in line this far in the past belongs to a job that is gone; it is dropped. */
 const STALE_RESERVATION_MS = 600_000;
+/**
+ * The most a waiting job's fallback delay is made later than its slot (see acquire). Below the
+ * scheduler's TURN_TOLERANCE_MS, so that a hand-over still finds the job waiting for its turn.
+ */
+const HAND_OVER_FALLBACK_MAX_MS = 3_000;
 
 const acquireScript = new RedisScript(
   'feed-domain-acquire',
   `-- KEYS[1] domain state hash, KEYS[2] the domain's waiting line (zset job -> slot)
 -- ARGV[1] job id, ARGV[2] min interval ms, ARGV[3] holder lease ms, ARGV[4] idle ttl ms, ARGV[5] min wait ms,
--- ARGV[6] reservation step ms (the interval plus a margin for the exchange itself), ARGV[7] stale reservation ms
+-- ARGV[6] reservation step ms (the interval plus a margin for the exchange itself), ARGV[7] stale reservation ms,
+-- ARGV[8] longest extra wait of a job whose turn comes by a hand-over
 -- Returns 0 when the job may send its request now (it is the holder), else ms to wait.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -82,35 +90,52 @@ redis.call('PEXPIRE', KEYS[2], ttl)
 local wait = earliest - now
 -- Someone is in flight: the next start is at least one interval after it ends.
 if holder and wait < interval then wait = interval end
+-- With a request in flight or jobs ahead in line, the turn comes by a hand-over (each release or
+-- cancel moves the first job in line to the domain's next turn), so this wait is only a fallback:
+-- it is made later by half an interval per request ahead (slots assume short exchanges; real ones
+-- drift later), so that the job does not wake before its turn only to be delayed again.
+local ahead = redis.call('ZRANK', KEYS[2], job) + (holder and 1 or 0)
+wait = wait + math.min(ahead * interval / 2, tonumber(ARGV[8]))
 if wait < tonumber(ARGV[5]) then wait = tonumber(ARGV[5]) end
-return wait`,
+return math.floor(wait)`,
 );
 
 const releaseScript = new RedisScript(
   'feed-domain-release',
   `-- KEYS[1] domain state hash, KEYS[2] the domain's waiting line
 -- ARGV[1] job id, ARGV[2] min interval ms, ARGV[3] extra wait ms asked by the server (Retry-After, 0 = none), ARGV[4] idle ttl ms,
--- ARGV[5] reservation step ms
--- Records the end of the job's request. Returns {next job id, ms until its turn} when the first
--- job in line was due before the domain's next turn (its slot is moved to that turn), else {}.
+-- ARGV[5] reservation step ms, ARGV[6] 1 when the job's request was made (its end is recorded), 0 when its turn goes back unused
+-- Returns {next job id, ms until its turn} when the first job in line has a slot other than the
+-- domain's next turn (its slot is moved to that turn) and no other request is in flight, else {}.
 local t = redis.call('TIME')
 local interval, extra = tonumber(ARGV[2]), tonumber(ARGV[3])
--- The end is rounded up so the interval is never short; with no interval that would only make
--- an acquire in the same millisecond wait.
-local round = interval > 0 and math.ceil or math.floor
+-- A recorded end is rounded up so the interval is never short; with no interval, or nothing to
+-- record, that would only make an acquire in the same millisecond wait.
+local round = (interval > 0 and ARGV[6] == '1') and math.ceil or math.floor
 local now = tonumber(t[1]) * 1000 + round(tonumber(t[2]) / 1000)
-local s = redis.call('HMGET', KEYS[1], 'holder', 'last', 'next')
-if s[1] == ARGV[1] then redis.call('HDEL', KEYS[1], 'holder', 'holderUntil') end
-local last = math.max(tonumber(s[2]) or 0, now, now + extra - interval)
-local turn = last + interval
+local s = redis.call('HMGET', KEYS[1], 'holder', 'last', 'next', 'holderUntil')
+local holder = s[1]
+if holder == ARGV[1] then
+  redis.call('HDEL', KEYS[1], 'holder', 'holderUntil')
+  holder = nil
+elseif holder and (tonumber(s[4]) or 0) <= now then
+  holder = nil
+end
+local last = tonumber(s[2])
+if ARGV[6] == '1' then
+  last = math.max(last or 0, now, now + extra - interval)
+  redis.call('HSET', KEYS[1], 'last', last)
+end
+local turn = last and math.max(now, last + interval) or now
 local nextFree = math.max(tonumber(s[3]) or 0, turn)
-redis.call('HSET', KEYS[1], 'last', last, 'next', nextFree)
+redis.call('HSET', KEYS[1], 'next', nextFree)
 redis.call('ZREM', KEYS[2], ARGV[1])
 local ttl = nextFree - now + tonumber(ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('PEXPIRE', KEYS[2], ttl)
+if holder then return {} end
 local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-if first[1] and tonumber(first[2]) < turn then
+if first[1] and tonumber(first[2]) ~= turn then
   redis.call('ZADD', KEYS[2], turn, first[1])
   -- a reservation made from now on comes after the one just moved
   if nextFree < turn + tonumber(ARGV[5]) then redis.call('HSET', KEYS[1], 'next', turn + tonumber(ARGV[5])) end
@@ -119,15 +144,19 @@ end
 return {}`,
 );
 
-/** The domain of a feed URL: its host name, lower case (the port is not part of it). */
-export function domainOf(url: string): string {
-  return new URL(url).hostname.toLowerCase();
+/** The domain of a feed URL: its host name, lower case (the port is not part of it); undefined for a non-URL. */
+export function domainOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname.toLowerCase() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface HandOver {
-  /** The job first in line, whose turn comes `delayMs` from now. */
+  /** The job first in line, whose turn comes at `at` (ms since the epoch, this process's clock). */
   jobId: string;
-  delayMs: number;
+  at: number;
 }
 
 export class DomainGate {
@@ -149,20 +178,31 @@ export class DomainGate {
   /** 0: send the request now (and call release afterwards); > 0: ms to wait first. */
   async acquire(domain: string, jobId: string): Promise<number> {
     const { minIntervalMs, leaseMs } = this.settings;
-    return acquireScript.run<number>(this.redis, this.keysOf(domain), [jobId, minIntervalMs, leaseMs, IDLE_TTL_MS, MIN_WAIT_MS, this.step, STALE_RESERVATION_MS]);
+    return acquireScript.run<number>(this.redis, this.keysOf(domain), [jobId, minIntervalMs, leaseMs, IDLE_TTL_MS, MIN_WAIT_MS, this.step, STALE_RESERVATION_MS, HAND_OVER_FALLBACK_MAX_MS]);
   }
 
   /**
    * The request of `jobId` has ended; `retryAfterMs` pushes the domain's next request back.
-   * Returns the job to move to the domain's next turn, if one is waiting for an earlier time.
+   * Returns the job to move to the domain's next turn, if one is waiting for another time.
    */
-  async release(domain: string, jobId: string, retryAfterMs = 0): Promise<HandOver | undefined> {
-    const [next, delayMs] = await releaseScript.run<[string?, number?]>(this.redis, this.keysOf(domain), [jobId, this.settings.minIntervalMs, Math.round(retryAfterMs), IDLE_TTL_MS, this.step]);
-    return next ? { jobId: next, delayMs: Number(delayMs) } : undefined;
+  release(domain: string, jobId: string, retryAfterMs = 0): Promise<HandOver | undefined> {
+    return this.end(domain, jobId, true, retryAfterMs);
   }
 
-  /** Takes a job that no longer exists out of the domain's line. */
-  async forget(domain: string, jobId: string): Promise<void> {
-    await this.redis.zrem(this.keys.domainLine(domain), jobId);
+  /**
+   * `jobId` gives back a turn it took without making its request (the feed is gone, or locked by
+   * another job), or leaves the line (its job is gone, or waits for its schedule, not its turn):
+   * nothing is recorded, and unless another request is in flight the first job in line is handed
+   * the domain's next turn.
+   */
+  cancel(domain: string, jobId: string): Promise<HandOver | undefined> {
+    return this.end(domain, jobId, false, 0);
+  }
+
+  private async end(domain: string, jobId: string, requested: boolean, retryAfterMs: number): Promise<HandOver | undefined> {
+    const args = [jobId, this.settings.minIntervalMs, Math.round(retryAfterMs), IDLE_TTL_MS, this.step, requested ? 1 : 0];
+    const [next, delayMs] = await releaseScript.run<[string?, number?]>(this.redis, this.keysOf(domain), args);
+    // The gate's times are Redis's; the turn is handed on as a time on this process's clock.
+    return next ? { jobId: next, at: Date.now() + Number(delayMs) } : undefined;
   }
 }

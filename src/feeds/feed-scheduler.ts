@@ -108,24 +108,28 @@ export class FeedScheduler {
     };
   }
 
-  private async add(feedId: number, trigger: RefreshTrigger, opts: JobsOptions): Promise<ScheduledTask> {
-    const job: Job = await this.deps.queues.add('feedRefresh', `refresh-${trigger}`, { feedId, trigger }, opts);
+  private async add(feedId: number, trigger: RefreshTrigger, domain: string | undefined, opts: JobsOptions): Promise<ScheduledTask> {
+    const job: Job = await this.deps.queues.add('feedRefresh', `refresh-${trigger}`, { feedId, trigger, ...(domain ? { domain } : {}) }, opts);
     return { taskId: job.id!, created: job.id === opts.jobId };
   }
 
-  /** Asks for the feed's periodic refresh in `delayMs` (see the states above). */
-  schedulePeriodic(feedId: number, delayMs: number, options: { trigger?: 'initial' | 'periodic'; reschedule?: boolean } = {}): Promise<ScheduledTask> {
+  /**
+   * Asks for the feed's periodic refresh in `delayMs` (see the states above). `domain`, when the
+   * caller knows the feed's URL, travels in the job (see the payload).
+   */
+  schedulePeriodic(feedId: number, delayMs: number, options: { trigger?: 'initial' | 'periodic'; reschedule?: boolean; domain?: string | undefined } = {}): Promise<ScheduledTask> {
     const trigger = options.trigger ?? 'periodic';
     return this.add(
       feedId,
       trigger,
+      options.domain,
       this.options(feedId, trigger, delayMs, { id: periodicDedupId(feedId), keepLastIfActive: true, ...(options.reschedule ? { reschedule: true } : {}) }),
     );
   }
 
   /** A manual refresh now, ahead of periodic work; a pending manual refresh is reused. */
-  scheduleManual(feedId: number): Promise<ScheduledTask> {
-    return this.add(feedId, 'manual', this.options(feedId, 'manual', 0, { id: manualDedupId(feedId) }));
+  scheduleManual(feedId: number, domain?: string): Promise<ScheduledTask> {
+    return this.add(feedId, 'manual', domain, this.options(feedId, 'manual', 0, { id: manualDedupId(feedId) }));
   }
 
   /** State of a task and, when delayed, when it is due. */
@@ -138,20 +142,21 @@ export class FeedScheduler {
   }
 
   /**
-   * Moves a job waiting for its domain's turn to that turn, `delayMs` from now (the domain
-   * gate's hand-over). A job that is no longer delayed is left alone; a job delayed until well
-   * after the turn is waiting for its schedule, not for the domain, and keeps its time.
+   * Moves a job waiting for its domain's turn to that turn, at `at` (ms since the epoch; the
+   * domain gate's hand-over). A job that is no longer delayed is left alone; a job delayed until
+   * well after the turn is waiting for its schedule, not for the domain, and keeps its time.
    * Returns 'dropped' when the job should leave the domain's line (it does not exist any more,
    * or waits for its schedule; it reserves a new place when it runs).
    */
-  async moveToTurn(jobId: string, delayMs: number): Promise<'moved' | 'left' | 'dropped'> {
-    const { runAt } = await this.describe(jobId);
-    if (!runAt) return (await this.queue.getJobState(jobId)) === 'unknown' ? 'dropped' : 'left';
-    if (runAt.getTime() > Date.now() + delayMs + TURN_TOLERANCE_MS) return 'dropped';
+  async moveToTurn(jobId: string, at: number): Promise<'moved' | 'left' | 'dropped'> {
+    const score = await this.deps.redis.zscore(this.queue.keys.delayed!, jobId);
+    if (score === null) return (await this.queue.getJobState(jobId)) === 'unknown' ? 'dropped' : 'left';
+    // BullMQ scores delayed jobs as dueAt * 4096 + a counter.
+    if (Math.floor(Number(score) / 4096) > at + TURN_TOLERANCE_MS) return 'dropped';
     const job = await this.queue.getJob(jobId);
     if (!job) return 'dropped';
     try {
-      await job.changeDelay(delayMs);
+      await job.changeDelay(Math.max(0, at - Date.now()));
       return 'moved';
     } catch {
       return 'left'; // promoted or taken meanwhile: its own turn check decides

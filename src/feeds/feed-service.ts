@@ -8,6 +8,7 @@ import type { Config } from '../config/index.js';
 import type { PrismaClient } from '../db/client.js';
 import { HttpError } from '../errors.js';
 import type { Article, Feed } from '../generated/prisma/client.js';
+import { domainOf } from './domain-gate.js';
 import type { FeedServices } from './feed-services.js';
 import { delayUntil, dueAfterIntervalChange, dueAt } from './next-refresh.js';
 import type { ParsedArticle } from './parse-feed.js';
@@ -112,7 +113,7 @@ export class FeedService {
       throw err;
     }
     try {
-      const task = await services.scheduler.schedulePeriodic(feed.id, 0, { trigger: 'initial' });
+      const task = await services.scheduler.schedulePeriodic(feed.id, 0, { trigger: 'initial', domain: domainOf(feed.url) });
       return { ...feedView(feed), taskId: task.taskId };
     } catch (err) {
       // No subscription without its refresh chain: undo, and let the caller retry.
@@ -144,7 +145,7 @@ export class FeedService {
     if (changes.refreshIntervalMinutes !== undefined && changes.refreshIntervalMinutes !== before.refreshIntervalMinutes) {
       const now = new Date();
       const due = dueAfterIntervalChange(feed, before.refreshIntervalMinutes, settings.maxBackoffMinutes, now);
-      await services.scheduler.schedulePeriodic(feedId, delayUntil(due, now), { reschedule: true });
+      await services.scheduler.schedulePeriodic(feedId, delayUntil(due, now), { reschedule: true, domain: domainOf(feed.url) });
       feed = await prisma.feed.update({ where: { id: feedId }, data: { nextRefreshAt: due < now ? now : due } });
     }
     return feedView(feed);
@@ -179,12 +180,12 @@ export class FeedService {
     if (holder) return { task_id: holder, status: 'already_running', delay_seconds: 0 };
 
     if (force) {
-      const task = await scheduler.scheduleManual(feedId);
+      const task = await scheduler.scheduleManual(feedId, domainOf(feed.url));
       return task.created ? { task_id: task.taskId, status: 'queued', delay_seconds: 0 } : this.existing(task.taskId);
     }
     const now = new Date();
     const delay = delayUntil(dueAt(feed, now), now);
-    const task = await scheduler.schedulePeriodic(feedId, delay);
+    const task = await scheduler.schedulePeriodic(feedId, delay, { domain: domainOf(feed.url) });
     if (!task.created) return this.existing(task.taskId);
     await store.setNextRefresh(feedId, new Date(now.getTime() + delay));
     return { task_id: task.taskId, status: 'queued', delay_seconds: Math.ceil(delay / 1000) };

@@ -2,16 +2,22 @@
  * The refresh of one feed: the processor of the `feed-refresh` queue, and the one place that
  * orders the steps of the flow (reference: feed-refresh.md, refresh_feed):
  *
- *   1. load the feed (deleted → done, nothing scheduled)
- *   2. take the feed lock with the job id (taken by another job → done, no work, nothing scheduled)
- *   3. take the domain's turn (not yet → a routine BlockedError: the worker factory moves the job
- *      to delayed for the wait without spending an attempt, logged at debug; the lock is released
- *      meanwhile)
- *   4. conditional GET (fetch-feed.ts), then release the domain
+ *   1. take the domain's turn (domain-gate.ts); not yet → a routine BlockedError: the worker
+ *      factory moves the job to delayed for the wait without spending an attempt, logged at
+ *      debug. The domain travels in the job (payload `domain`) once known, so this comes before
+ *      any database work; the feed row is read alongside. A job that waits moves to priority 0
+ *      so that it runs as soon as its turn comes, ahead of fresh work.
+ *   2. the feed (deleted → done, nothing scheduled)
+ *   3. take the feed lock with the job id (taken by another job → done, no work, nothing scheduled)
+ *      A turn not used because of 2 or 3 is given back at once (the next job in line gets it).
+ *   4. conditional GET (fetch-feed.ts), then release the domain, handing its next turn to the
+ *      first job in line (moved to exactly then)
  *   5. parse (parse-feed.ts) and upsert the articles in batches (article-store.ts)
  *   6. record the outcome on the feed row
  *   7. release the lock, then ask for the next periodic refresh (feed-scheduler.ts)
  *
+ * The lock is taken only with the domain's turn, so two jobs of one feed (one domain) meet at
+ * the lock only when a holder's lease ran out; a job waiting for its turn never holds it.
  * Step 7 comes after the release on purpose: a job that found the lock taken ended without
  * scheduling anything while the holder still held it, so the holder's schedulePeriodic,
  * coming after the release, sees that job either still active (its successor is stored) or
@@ -30,7 +36,7 @@ import { BlockedError, PermanentError, RetryableError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
 import { isFeedGone, type ArticleStore } from './article-store.js';
-import { domainOf, type DomainGate } from './domain-gate.js';
+import { domainOf, type DomainGate, type HandOver } from './domain-gate.js';
 import type { FeedLock } from './feed-lock.js';
 import type { FeedScheduler } from './feed-scheduler.js';
 import { fetchFeed, type FetchFeedResult } from './fetch-feed.js';
@@ -105,15 +111,38 @@ export function createRefreshProcessor(deps: RefreshDeps) {
   const { settings, store, lock, gate, scheduler } = deps;
   const maxRetryAfterMs = settings.maxBackoffMinutes * 60_000;
 
-  async function fetchWithDomainTurn(job: Job, feed: Feed, signal: AbortSignal): Promise<FetchFeedResult> {
-    let domain: string;
-    try {
-      domain = domainOf(feed.url);
-    } catch (err) {
-      throw new FeedRefreshError('invalid_url', `not a URL: ${feed.url.slice(0, 200)}`, {}, { cause: err });
+  /**
+   * The gate's hand-over: the job first in line is moved to its turn. A job that is gone, or
+   * waits for its schedule rather than its turn, leaves the line, and the next one gets the turn.
+   */
+  async function handOn(domain: string, handOver: HandOver | undefined): Promise<void> {
+    for (let next = handOver; next; ) {
+      const moved = await scheduler.moveToTurn(next.jobId, next.at).catch(() => 'left' as const);
+      if (moved !== 'dropped') return;
+      next = await gate.cancel(domain, next.jobId);
     }
+  }
+
+  /**
+   * Takes the domain's turn, or delays the job until it comes (a routine BlockedError: the worker
+   * factory moves the job to delayed without spending an attempt). A job that waits keeps its
+   * domain in its data, so that its next wake takes the turn before touching the database, and
+   * moves to priority 0, BullMQ's plain wait list, which is served before every prioritized job:
+   * when its turn comes it runs at once instead of queueing behind fresh work.
+   */
+  async function takeTurn(job: Job<FeedRefreshPayload>, domain: string): Promise<void> {
     const wait = await gate.acquire(domain, job.id!);
-    if (wait > 0) throw new BlockedError(`waiting for the turn of ${domain}`, wait, 'domain_spacing', { routine: true });
+    if (wait === 0) return;
+    const answered = performance.now();
+    if (job.data.domain !== domain) await job.updateData({ ...job.data, domain });
+    if (job.priority !== 0) await job.changePriority({ priority: 0 });
+    const left = Math.max(1, Math.round(wait - (performance.now() - answered)));
+    throw new BlockedError(`waiting for the turn of ${domain}`, left, 'domain_spacing', { routine: true });
+  }
+
+  /** The conditional GET in the domain's turn (taken by the caller); the turn ends with the exchange. */
+  async function fetchInTurn(job: Job, feed: Feed, domain: string | undefined, signal: AbortSignal): Promise<FetchFeedResult> {
+    if (!domain) throw new FeedRefreshError('invalid_url', `not a URL: ${feed.url.slice(0, 200)}`);
     let retryAfterMs = 0;
     try {
       return await fetchFeed(feed.url, {
@@ -130,11 +159,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
       if (err instanceof FeedRefreshError) retryAfterMs = err.details.retryAfterMs ?? 0;
       throw err;
     } finally {
-      const handOver = await gate.release(domain, job.id!, retryAfterMs);
-      if (handOver) {
-        const moved = await scheduler.moveToTurn(handOver.jobId, handOver.delayMs).catch(() => 'left' as const);
-        if (moved === 'dropped') await gate.forget(domain, handOver.jobId);
-      }
+      await handOn(domain, await gate.release(domain, job.id!, retryAfterMs));
     }
   }
 
@@ -146,27 +171,69 @@ export function createRefreshProcessor(deps: RefreshDeps) {
       return { feedId, trigger, ...r, durationMs: Math.round(performance.now() - started) };
     };
 
-    const feed = await store.findFeed(feedId);
-    if (!feed) return done({ outcome: 'skipped', reason: 'feed_deleted' });
-
-    const taken = await lock.acquire(feedId, job.id!);
-    if (!taken.acquired) return done({ outcome: 'skipped', reason: 'locked', lockedBy: taken.holder });
+    // 1-2. The domain's turn. When the domain travels with the job the feed row is read alongside
+    // (a waiting job wakes at its turn); else the row comes first, for its domain. A URL that is
+    // not one has no domain: it fails as invalid_url below.
+    let feed: Feed | null;
+    let domain = job.data.domain;
+    if (domain) {
+      [feed] = await Promise.all([store.findFeed(feedId), takeTurn(job, domain)]);
+    } else {
+      feed = await store.findFeed(feedId);
+      if (!feed) return done({ outcome: 'skipped', reason: 'feed_deleted' });
+      domain = domainOf(feed.url);
+      if (domain) await takeTurn(job, domain);
+    }
+    // From here until its request this job holds the domain's turn; a turn it does not use goes
+    // back at once (cancel) so that the next job in line need not wait for its own slot.
+    let turn = domain;
+    const giveBackTurn = async () => {
+      if (turn) await handOn(turn, await gate.cancel(turn, job.id!));
+      turn = undefined;
+    };
+    try {
+      if (!feed) {
+        await giveBackTurn();
+        return done({ outcome: 'skipped', reason: 'feed_deleted' });
+      }
+      // 3. The feed lock.
+      const taken = await lock.acquire(feedId, job.id!);
+      if (!taken.acquired) {
+        await giveBackTurn();
+        return done({ outcome: 'skipped', reason: 'locked', lockedBy: taken.holder });
+      }
+      const feedDomain = domainOf(feed.url);
+      if (feedDomain !== domain) {
+        // The job carried a domain that is not its feed's (URLs do not change: a job made by hand?).
+        await giveBackTurn();
+        domain = feedDomain;
+        if (domain) await takeTurn(job, domain);
+        turn = domain;
+      }
+    } catch (err) {
+      await giveBackTurn().catch(() => undefined);
+      await lock.release(feedId, job.id!).catch(() => undefined);
+      throw err;
+    }
+    // The request uses the turn now (fetchInTurn ends it with the exchange).
+    turn = undefined;
+    const current: Feed = feed;
 
     let next: Date;
     let result: Omit<RefreshResult, 'feedId' | 'trigger' | 'durationMs'>;
     try {
       try {
         result = await withTimeLimit(settings.timeLimitSeconds, async (signal) => {
-          const fetched = await fetchWithDomainTurn(job, feed, signal);
+          const fetched = await fetchInTurn(job, current, domain, signal);
           const now = new Date();
-          next = nextAfterSuccess(now, feed.refreshIntervalMinutes);
+          next = nextAfterSuccess(now, current.refreshIntervalMinutes);
           if (fetched.kind === 'not_modified') {
-            await store.recordNotModified(feed, now, next);
+            await store.recordNotModified(current, now, next);
             return { outcome: 'not_modified' as const, httpStatus: 304, nextRefreshAt: next.toISOString() };
           }
           const parsed = parseFeedDocument(fetched.body, fetched.contentType, fetched.finalUrl);
-          const counts = await store.upsertArticles(feed, parsed.articles);
-          await store.recordSuccess(feed, {
+          const counts = await store.upsertArticles(current, parsed.articles);
+          await store.recordSuccess(current, {
             fetchedAt: now,
             nextRefreshAt: next,
             etag: fetched.etag,
@@ -188,7 +255,6 @@ export function createRefreshProcessor(deps: RefreshDeps) {
           };
         });
       } catch (err) {
-        if (err instanceof BlockedError) throw err; // the worker factory delays the job (routine: logged at debug)
         if (isFeedGone(err)) return done({ outcome: 'skipped', reason: 'feed_deleted' });
         const failure = err instanceof FeedRefreshError ? err : undefined;
         const final = failure?.permanent || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
@@ -205,15 +271,15 @@ export function createRefreshProcessor(deps: RefreshDeps) {
           ctx.logger.info({ feedId, failure: failure.failure, errorCount: failed.errorCount, nextRefreshAt: next }, 'feed refresh failed');
         } else {
           // Our side failed (database, bug), not the feed: its schedule is kept as it was.
-          next = new Date(Date.now() + refreshSpacingMs(feed.refreshIntervalMinutes, feed.errorCount, settings.maxBackoffMinutes));
+          next = new Date(Date.now() + refreshSpacingMs(current.refreshIntervalMinutes, current.errorCount, settings.maxBackoffMinutes));
         }
         await lock.release(feedId, job.id!);
-        await scheduler.schedulePeriodic(feedId, delayUntil(next, new Date()), { reschedule: true });
+        await scheduler.schedulePeriodic(feedId, delayUntil(next, new Date()), { reschedule: true, domain });
         if (!failure) throw err;
         throw failure.permanent ? new PermanentError(failure.summary, failure.failure) : new RetryableError(failure.summary, failure.failure);
       }
       await lock.release(feedId, job.id!);
-      await scheduler.schedulePeriodic(feedId, delayUntil(next!, new Date()), { reschedule: true });
+      await scheduler.schedulePeriodic(feedId, delayUntil(next!, new Date()), { reschedule: true, domain });
       return done(result);
     } finally {
       await lock.release(feedId, job.id!).catch(() => undefined);

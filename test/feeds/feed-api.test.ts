@@ -41,7 +41,7 @@ describe('feed API', () => {
     const list = await t.api.get('/api/feeds');
     expect(list.body.feeds.map((f: { id: number }) => f.id)).toEqual([feedId]);
     const jobs = await t.platform.ctx.queues.queue('feedRefresh').getJobs(['prioritized', 'waiting']);
-    expect(jobs.map((j) => j.data)).toEqual([{ feedId, trigger: 'initial' }]);
+    expect(jobs.map((j) => j.data)).toEqual([{ feedId, trigger: 'initial', domain: new URL(url).hostname }]);
   });
 
   it('answers 409 when this user already has the URL (also spelled differently), and lets another user subscribe it', async () => {

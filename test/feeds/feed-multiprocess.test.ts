@@ -102,7 +102,8 @@ describe('feeds across processes', () => {
     // Exactly one pending scheduled refresh, owned by the chain's key.
     const pending = await pendingJobsOfFeed(queue, feedId);
     expect(pending).toHaveLength(1);
-    expect(pending[0]!.data).toEqual({ feedId, trigger: 'periodic' });
+    // (the chain's jobs carry the feed's domain: they take its turn before loading the feed)
+    expect(pending[0]!.data).toEqual({ feedId, trigger: 'periodic', domain: '127.0.0.1' });
     expect(await queue.getDeduplicationJobId(periodicDedupId(feedId))).toBe(pending[0]!.id);
     expect(await queue.getDeduplicationJobId(`feed-${feedId}-manual`)).toBeNull();
   });
@@ -127,6 +128,11 @@ describe('feeds across processes', () => {
 
     const jobs = await Promise.all(created.map((r) => queue.getJob(r.body.taskId)));
     expect(new Set(jobs.map((j) => j!.processedBy))).toEqual(new Set(['feeds-1', 'feeds-2']));
+    // Ten feeds a domain subscribed at once: most waited for their turn, delayed without spending
+    // an attempt (the one made is the refresh), and then ran at priority 0, ahead of any fresh work.
+    const waited = jobs.filter((j) => j!.attemptsStarted > 1);
+    expect(waited.length).toBeGreaterThanOrEqual(16);
+    for (const j of waited) expect({ priority: j!.priority, attemptsMade: j!.attemptsMade }).toEqual({ priority: 0, attemptsMade: 1 });
   });
 
   it('a worker killed mid-refresh: the other one finishes it, and exactly one pending refresh remains', async () => {

@@ -68,6 +68,37 @@ describe('feed lock and domain gate', () => {
     expect(await gate.acquire('d.test', 'j3')).toBe(0);
   });
 
+  it('gate: a release hands the next turn to the first job in line; a job further back waits longer, as a fallback', async () => {
+    const gate = new DomainGate(redis, keys, { minIntervalMs: 1000, leaseMs: 30_000 });
+    expect(await gate.acquire('g.test', 'j1')).toBe(0);
+    const w2 = await gate.acquire('g.test', 'j2');
+    const w3 = await gate.acquire('g.test', 'j3');
+    expect(w3 - w2).toBeGreaterThan(1000); // its slot one step later, and half an interval more per job ahead
+    await sleep(200);
+    const before = Date.now();
+    const handOver = await gate.release('g.test', 'j1');
+    expect(handOver?.jobId).toBe('j2');
+    expect(handOver!.at - before).toBeGreaterThanOrEqual(990); // the end of j1's exchange + the interval
+    expect(handOver!.at - Date.now()).toBeLessThanOrEqual(1001);
+    expect(Math.abs((await gate.acquire('g.test', 'j2')) - (handOver!.at - Date.now()))).toBeLessThan(100); // j2's place moved to its turn
+  });
+
+  it('gate: a turn given back unused (cancel) records nothing and goes to the first job in line at once', async () => {
+    const gate = new DomainGate(redis, keys, { minIntervalMs: 1000, leaseMs: 30_000 });
+    expect(await gate.acquire('h.test', 'j1')).toBe(0);
+    expect(await gate.acquire('h.test', 'j2')).toBeGreaterThanOrEqual(1000);
+    const handOver = await gate.cancel('h.test', 'j1');
+    expect(handOver?.jobId).toBe('j2');
+    expect(handOver!.at - Date.now()).toBeLessThanOrEqual(0); // no request was made: the domain is free now
+    expect(await redis.hget(keys.domainNextSlot('h.test'), 'last')).toBeNull();
+    expect(await gate.acquire('h.test', 'j2')).toBe(0);
+    // A job that leaves the line while another request is in flight hands nothing over.
+    expect(await gate.acquire('h.test', 'j3')).toBeGreaterThan(0);
+    expect(await gate.acquire('h.test', 'j4')).toBeGreaterThan(0);
+    expect(await gate.cancel('h.test', 'j3')).toBeUndefined();
+    expect(await redis.zrange(keys.domainLine('h.test'), '0', '-1')).toEqual(['j4']);
+  });
+
   it('gate with an interval of 0 still lets one request per domain out at a time', async () => {
     const gate = new DomainGate(redis, keys, { minIntervalMs: 0, leaseMs: 30_000 });
     expect(await gate.acquire('e.test', 'j1')).toBe(0);

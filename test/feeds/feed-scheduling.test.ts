@@ -72,7 +72,7 @@ describe('feed scheduling', () => {
   it('subscribing schedules the first refresh at once, which leaves exactly one periodic refresh one interval later', async () => {
     const f = await subscribe('/rss/chain.xml');
     const first = await queue.getJob(f.taskId);
-    expect(first!.data).toEqual({ feedId: f.id, trigger: 'initial' });
+    expect(first!.data).toEqual({ feedId: f.id, trigger: 'initial', domain: '127.0.0.1' });
     await waitForTask(t.api, f.taskId);
     const next = await expectOneChain(f.id);
     const feed = (await t.api.get(`/api/feeds/${f.id}`)).body;
