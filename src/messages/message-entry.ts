@@ -31,6 +31,12 @@ export function entryOf(v: MessageView): string {
 }
 
 const SEQ_OF_ENTRY = /^\{"id":"[^"\\]*","seq":(\d+),/;
+const ID_OF_ENTRY = /^\{"id":"([^"\\]*)"/;
+
+/** The id of an entry (read without parsing the content). */
+export function idOfEntry(entry: string): string | undefined {
+  return ID_OF_ENTRY.exec(entry)?.[1];
+}
 
 /** The seq of an entry (read without parsing the content). */
 export function seqOfEntry(entry: string): number | undefined {

@@ -1,7 +1,8 @@
 /**
  * The read path (reference 3.2, read-through): the session's list when it can answer (source
  * "cache"); on a miss, a Redis error, or a session whose cache is being repaired, the DB
- * (source "db"), after which the list is refilled in the background from the rows just read.
+ * (source "db", with the listed messages the DB does not hold yet), after which the list is
+ * refilled in the background from the rows just read.
  *
  * Every answer moves the sequence clock past the newest message it returns, so a message written
  * after a read sorts after everything the read showed.
@@ -13,7 +14,7 @@ import type { Counter } from 'prom-client';
 import { isRevokedReply, TokenRevokedError, type Revocation } from '../auth/revocation.js';
 import type { CacheFill } from './cache-fill.js';
 import type { CacheRepair } from './cache-repair.js';
-import { answerFromCache, entryOf, seqOfEntry } from './message-entry.js';
+import { SESSION_START, answerFromCache, entryOf, idOfEntry, seqOfEntry, type MessageView } from './message-entry.js';
 import type { MessageCache } from './message-cache.js';
 import type { MessageStore } from './message-store.js';
 import type { SequenceClock } from './sequence-clock.js';
@@ -37,9 +38,10 @@ export interface ReadResult {
 export async function readMessages(deps: ReadDeps, sessionId: string, limit: number, revocation?: Revocation): Promise<ReadResult> {
   const repairing = deps.repair.isTracked(sessionId);
   let checked = false;
+  let slice: string[] = [];
   if (!repairing) {
     try {
-      const slice = await deps.cache.read(sessionId, Math.min(limit, deps.cacheMaxLen), revocation);
+      slice = await deps.cache.read(sessionId, Math.min(limit, deps.cacheMaxLen), revocation);
       checked = true;
       const hit = answerFromCache(slice, limit);
       if (hit) {
@@ -63,5 +65,20 @@ export async function readMessages(deps: ReadDeps, sessionId: string, limit: num
   const rows = await deps.store.latest(sessionId, want);
   if (rows.length) deps.clock.observe(rows[rows.length - 1]!.seq);
   if (!repairing) deps.fill.schedule(sessionId, rows, rows.length < want);
-  return { source: 'db', entries: rows.slice(-limit).map(entryOf) };
+  return { source: 'db', entries: withUnstored(rows, slice).slice(-limit) };
+}
+
+/**
+ * The DB rows as entries, with the messages of the cache slice that are not in the DB yet (accepted,
+ * waiting in the persist buffer), in session order: a client reads what it has just written even
+ * when the list alone could not answer (a new session's list has no start marker).
+ */
+function withUnstored(rows: MessageView[], slice: string[]): string[] {
+  const entries = rows.map(entryOf);
+  const stored = new Set(rows.map((r) => r.id));
+  const unstored = slice.filter((e) => e !== SESSION_START && !stored.has(idOfEntry(e) ?? ''));
+  if (!unstored.length) return entries;
+  const keyed = [...entries, ...unstored].map((entry) => ({ entry, seq: seqOfEntry(entry) ?? 0, id: idOfEntry(entry) ?? '' }));
+  keyed.sort((a, b) => a.seq - b.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return keyed.map((k) => k.entry);
 }

@@ -7,7 +7,9 @@
  * - a list re-created by a write after its key vanished is completed from the DB, not served short;
  * - a drain job delivered twice, a drain that died after its INSERT, or a message the API also wrote
  *   directly: each message is stored once;
- * - bad input is a 400 naming the field and nothing is cached, queued or stored.
+ * - bad input is a 400 naming the field and nothing is cached, queued or stored;
+ * - messages accepted but not written to the DB yet are read back at once, from a new session too
+ *   (its list has no start marker, so the DB answers, with the list's unstored messages).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,6 +55,9 @@ describe('session message cache', () => {
     return res.body;
   };
 
+  /** Background fills finished so far (any outcome). */
+  const fills = async () => (await t.platform.ctx.metrics.registry.getSingleMetric('wp_message_cache_fills_total')!.get()).values.reduce((sum, v) => sum + v.value, 0);
+
   it('1,000 messages: the cache holds the newest 200 with a TTL, the DB all of them in order, and reads fall back and refill', async () => {
     const session = `s-${randomUUID()}`;
     // Eight clients at once: the order of acceptance is the order of `seq`, whichever request it was.
@@ -95,10 +100,14 @@ describe('session message cache', () => {
     const fromCache = await read(session, 200);
     expect(fromCache.source).toBe('cache');
     expect(fromCache.messages).toEqual(sent.slice(-200));
+    const fillsBefore = await fills();
     const deeper = await read(session, 1000);
     expect(deeper.source).toBe('db');
     expect(deeper.messages).toEqual(sent);
     expect((await read(session)).messages).toEqual(sent.slice(-50)); // default limit 50
+    // That miss started a background fill; it must land before the key is deleted below, or it
+    // would re-create the list after the delete.
+    await waitFor(async () => (await fills()) > fillsBefore, { message: 'the fill after the deep read did not finish' });
 
     // Key deleted: the next read comes from the DB and refills the list; the one after from the cache.
     await redis().del(key(session));
@@ -224,5 +233,30 @@ describe('session message cache', () => {
     // The largest allowed content is accepted.
     const largest = await post(session, 'x'.repeat(t.platform.ctx.config.messages.maxContentBytes));
     expect(largest.content).toHaveLength(65536);
+  });
+});
+
+describe('reading messages not yet written to the DB', () => {
+  it('returns what was just appended to a new session, in order, before any drain ran', async () => {
+    // The api role alone: nothing drains the persist buffers.
+    const t = await startTestPlatform({ roles: ['api'] });
+    try {
+      const session = `unstored-${randomUUID()}`;
+      for (const content of ['one', 'two', 'three']) {
+        expect((await t.api.post(`/api/sessions/${session}/messages`, { role: 'user', content })).status).toBe(201);
+      }
+      const stored = await t.platform.ctx.db.pool.query('SELECT 1 FROM chat_messages WHERE session_id = $1', [session]);
+      expect(stored.rowCount).toBe(0);
+      const first = await t.api.get(`/api/sessions/${session}/messages?limit=10`);
+      expect(first.status).toBe(200);
+      expect(first.body.source).toBe('db');
+      expect((first.body.messages as Message[]).map((m) => m.content)).toEqual(['one', 'two', 'three']);
+      expect((await t.api.get(`/api/sessions/${session}/messages?limit=2`)).body.messages.map((m: Message) => m.content)).toEqual(['two', 'three']);
+      // The background fill marked the list as the whole session: the cache answers now.
+      await waitFor(async () => (await t.api.get(`/api/sessions/${session}/messages?limit=10`)).body.source === 'cache', { message: 'list not filled' });
+      expect((await t.api.get(`/api/sessions/${session}/messages?limit=10`)).body.messages.map((m: Message) => m.content)).toEqual(['one', 'two', 'three']);
+    } finally {
+      await t.stop();
+    }
   });
 });
