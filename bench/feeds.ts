@@ -9,7 +9,9 @@
  * Baselines in the same run: the same 1,000 fresh feeds with FEED_DOMAIN_MIN_INTERVAL_MS=0, i.e.
  * what the machine does when politeness costs nothing (its capacity), and 200 feeds on 20 domains
  * with the 1 s spacing, a bound (20/s) well inside that capacity, to show how close the domain gate
- * itself gets to its bound. Worker CPU per refresh is reported to explain the capacity.
+ * itself gets to its bound. Worker CPU per refresh is reported to explain the capacity; the median
+ * time to a domain's first request, the mean gap per domain (the spacing plus what a turn costs)
+ * and the wake-ups per refresh (1 = each job was taken once, at its turn) explain the ratio.
  *
  * Parse: MB/s of the chosen parser (feedsmith, through parseFeedDocument: decode, parse, map)
  * on 5 MB RSS 2.0, Atom 1.0 and JSON Feed documents, against JSON.parse of the JSON Feed document
@@ -26,7 +28,7 @@ import { loadConfig } from '../src/config/index.js';
 import { createDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrate.js';
 import { domainOf } from '../src/feeds/domain-gate.js';
-import { FeedScheduler } from '../src/feeds/feed-scheduler.js';
+import { createFeedServices } from '../src/feeds/feed-services.js';
 import { parseFeedDocument } from '../src/feeds/parse-feed.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { QueueRegistry } from '../src/queues/registry.js';
@@ -62,6 +64,12 @@ interface RoundResult extends RoundSpec {
   meanDomainSpanMs: number;
   /** CPU seconds the worker processes used during the round (after start-up). */
   workerCpuSeconds: number;
+  /** Median time from the round's start to the first request of a domain. */
+  firstRequestMs: number;
+  /** Mean gap between two requests to one domain (the spacing plus what the turn costs). */
+  meanGapMs: number;
+  /** Times a refresh job was taken by a worker, per refresh (1 = each job woke once, at its turn). */
+  wakesPerRefresh: number;
 }
 
 function env(redisUrl: string, databaseUrl: string, dataDir: string, spacingMs: number): NodeJS.ProcessEnv {
@@ -87,7 +95,8 @@ async function round(spec: RoundSpec, ctx: { redisUrl: string; dbUrl: string; da
   const connections = new RedisConnections({ kind: 'single', url: ctx.redisUrl }, connectionOptions(config), silentLogger());
   const keys = createKeys(config.redis.prefix);
   const queues = new QueueRegistry({ config, connections, keys });
-  const scheduler = new FeedScheduler({ queues, redis: connections.create('command', 'bench'), settings: config.feeds });
+  // the platform's own feed scheduler (with its domain gate), as the API process builds it
+  const { scheduler } = createFeedServices({ config, db, redis: connections.create('command', 'bench'), keys, queues });
   const spawned = await Promise.allSettled(
     Array.from({ length: WORKERS }, (_, i) => spawnPlatform('feeds', { ...env(ctx.redisUrl, ctx.dbUrl, ctx.dataDir, spacingMs), INSTANCE_ID: `bench-feeds-${i + 1}` }, { startTimeoutMs: 120_000 })),
   );
@@ -132,7 +141,23 @@ async function round(spec: RoundSpec, ctx: { redisUrl: string; dbUrl: string; da
       for (let i = 1; i < times.length; i++) minGapMs = Math.min(minGapMs, times[i]! - times[i - 1]!);
       spanSum += times[times.length - 1]! - times[0]!;
     }
-    return { ...spec, seconds, refreshesPerSecond: count / seconds, articlesPerSecond: articles / seconds, articles, minGapMs, meanDomainSpanMs: spanSum / byHost.size, workerCpuSeconds };
+    const firsts = [...byHost.values()].map((times) => times[0]! - (performance.timeOrigin + t0)).sort((a, b) => a - b);
+    const gapCount = requests.length - byHost.size;
+    const ids = new Set(feeds.map((f) => f.id));
+    const jobs = (await queues.queue('feedRefresh').getJobs(['completed'], 0, -1)).filter((j) => ids.has((j.data as { feedId: number }).feedId));
+    return {
+      ...spec,
+      seconds,
+      refreshesPerSecond: count / seconds,
+      articlesPerSecond: articles / seconds,
+      articles,
+      minGapMs,
+      meanDomainSpanMs: spanSum / byHost.size,
+      workerCpuSeconds,
+      firstRequestMs: firsts[Math.floor(firsts.length / 2)]!,
+      meanGapMs: spanSum / gapCount,
+      wakesPerRefresh: jobs.reduce((n, j) => n + j.attemptsStarted, 0) / jobs.length,
+    };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
     await queues.close();
@@ -233,7 +258,8 @@ async function main(): Promise<void> {
 
     const line = (r: RoundResult, name: string) =>
       `  ${name.padEnd(44)} ${r.seconds.toFixed(1).padStart(6)} s ${r.refreshesPerSecond.toFixed(1).padStart(7)} refreshes/s ${r.articlesPerSecond.toFixed(0).padStart(6)} articles upserted/s` +
-      `  min gap/domain ${r.minGapMs.toFixed(0).padStart(5)} ms  worker CPU ${((r.workerCpuSeconds / r.feeds) * 1000).toFixed(1)} ms/refresh`;
+      `  min gap/domain ${r.minGapMs.toFixed(0).padStart(5)} ms  worker CPU ${((r.workerCpuSeconds / r.feeds) * 1000).toFixed(1)} ms/refresh\n` +
+      `  ${''.padEnd(44)} first request/domain (median) ${r.firstRequestMs.toFixed(0)} ms, mean gap/domain ${r.meanGapMs.toFixed(0)} ms, wake-ups/refresh ${r.wakesPerRefresh.toFixed(2)}`;
     console.log(line(spaced, `${FEEDS} feeds, ${DOMAINS} domains, spacing ${SPACING_MS} ms`));
     console.log(line(baseline, `baseline: same, spacing 0 (machine capacity)`));
     console.log(line(small, `200 feeds, 20 domains, spacing ${SPACING_MS} ms`));

@@ -10,7 +10,9 @@
  *                      holder frees the domain after FEED_FETCH_TIMEOUT_MS + a margin)
  *   line  job → slot   the jobs waiting for their turn, by reserved slot (FIFO per domain)
  *
- * acquire: a job first reserves the next free slot. It may send its request when its slot has
+ * reserve: a job about to be queued takes the next free slot, so that it can be queued delayed
+ * until its turn (a burst of jobs for one domain then wakes each job once, at its turn).
+ * acquire: a job first reserves the next free slot (unless it did when it was queued). It may send its request when its slot has
  * come, nobody is in flight and `last + interval` has passed; it then becomes the holder and
  * leaves the line. Otherwise it gets the wait in ms, and the caller delays the job in BullMQ for
  * that long (no worker slot sleeps).
@@ -53,8 +55,9 @@ const acquireScript = new RedisScript(
   `-- KEYS[1] domain state hash, KEYS[2] the domain's waiting line (zset job -> slot)
 -- ARGV[1] job id, ARGV[2] min interval ms, ARGV[3] holder lease ms, ARGV[4] idle ttl ms, ARGV[5] min wait ms,
 -- ARGV[6] reservation step ms (the interval plus a margin for the exchange itself), ARGV[7] stale reservation ms,
--- ARGV[8] longest extra wait of a job whose turn comes by a hand-over
--- Returns 0 when the job may send its request now (it is the holder), else ms to wait.
+-- ARGV[8] longest extra wait of a job whose turn comes by a hand-over, ARGV[9] 1 = only reserve a place in line
+-- Returns 0 when the job may send its request now (it is the holder; with ARGV[9], it may take the
+-- turn as soon as it runs), else ms to wait.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local job, interval, lease, step = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
@@ -69,7 +72,8 @@ if holder == job then
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[7]))
 local slot = tonumber(redis.call('ZSCORE', KEYS[2], job))
-if not slot then
+local fresh = not slot
+if fresh then
   slot = math.max(nextFree, now)
   nextFree = slot + step
   redis.call('ZADD', KEYS[2], slot, job)
@@ -78,6 +82,11 @@ end
 local earliest = slot
 if last and last + interval > earliest then earliest = last + interval end
 local ttl = math.max(nextFree - now, 0) + tonumber(ARGV[4])
+if not holder and now >= earliest and ARGV[9] == '1' then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  return 0
+end
 if not holder and now >= earliest then
   redis.call('HSET', KEYS[1], 'holder', job, 'holderUntil', now + lease, 'next', math.max(nextFree, now + step))
   redis.call('ZREM', KEYS[2], job)
@@ -90,12 +99,16 @@ redis.call('PEXPIRE', KEYS[2], ttl)
 local wait = earliest - now
 -- Someone is in flight: the next start is at least one interval after it ends.
 if holder and wait < interval then wait = interval end
--- With a request in flight or jobs ahead in line, the turn comes by a hand-over (each release or
--- cancel moves the first job in line to the domain's next turn), so this wait is only a fallback:
--- it is made later by half an interval per request ahead (slots assume short exchanges; real ones
--- drift later), so that the job does not wake before its turn only to be delayed again.
-local ahead = redis.call('ZRANK', KEYS[2], job) + (holder and 1 or 0)
-wait = wait + math.min(ahead * interval / 2, tonumber(ARGV[8]))
+-- With a request in flight, or (for a job just joining the line) jobs ahead in line, the turn
+-- comes by a hand-over (each release or cancel moves the first job in line to the domain's next
+-- turn), so this wait is only a fallback: it is made later by half an interval per request ahead
+-- (slots assume short exchanges; real ones drift later), so that the job does not wake before
+-- its turn only to be delayed again. A job already in line with nobody in flight gets no
+-- hand-over before someone takes the turn: it waits for exactly its own place.
+if holder or fresh then
+  local ahead = redis.call('ZRANK', KEYS[2], job) + (holder and 1 or 0)
+  wait = wait + math.min(ahead * interval / 2, tonumber(ARGV[8]))
+end
 if wait < tonumber(ARGV[5]) then wait = tonumber(ARGV[5]) end
 return math.floor(wait)`,
 );
@@ -176,9 +189,23 @@ export class DomainGate {
   }
 
   /** 0: send the request now (and call release afterwards); > 0: ms to wait first. */
-  async acquire(domain: string, jobId: string): Promise<number> {
+  acquire(domain: string, jobId: string): Promise<number> {
+    return this.run(domain, jobId, false);
+  }
+
+  /**
+   * Gives a job about to be queued its place in line, as its first acquire would: returns the ms
+   * until its turn (0: it may take the turn as soon as it runs). With no interval there is no line
+   * worth keeping, and nothing is reserved.
+   */
+  async reserve(domain: string, jobId: string): Promise<number> {
+    return this.settings.minIntervalMs > 0 ? this.run(domain, jobId, true) : 0;
+  }
+
+  private run(domain: string, jobId: string, reserveOnly: boolean): Promise<number> {
     const { minIntervalMs, leaseMs } = this.settings;
-    return acquireScript.run<number>(this.redis, this.keysOf(domain), [jobId, minIntervalMs, leaseMs, IDLE_TTL_MS, MIN_WAIT_MS, this.step, STALE_RESERVATION_MS, HAND_OVER_FALLBACK_MAX_MS]);
+    const args = [jobId, minIntervalMs, leaseMs, IDLE_TTL_MS, MIN_WAIT_MS, this.step, STALE_RESERVATION_MS, HAND_OVER_FALLBACK_MAX_MS, reserveOnly ? 1 : 0];
+    return acquireScript.run<number>(this.redis, this.keysOf(domain), args);
   }
 
   /**

@@ -33,7 +33,11 @@
  * - delete: the pending jobs are removed (which drops their keys); a running job's stored
  *   successor is deleted, and a refresh that starts or finishes for a deleted feed schedules nothing.
  *
- * Priorities (lower runs first): manual 1, initial 2, periodic 3.
+ * Priorities (lower runs first): manual 1, initial 2, periodic 3. A job that has a place in its
+ * domain's line and must wait for it (reserved as it was queued, or told to wait by the gate when
+ * it ran) runs at priority 0, BullMQ's plain wait list, served before every prioritized job: its
+ * turn is a reserved moment of a shared resource and must not queue behind fresh work. This
+ * changes only when a job runs, never how many jobs exist.
  */
 import { randomUUID } from 'node:crypto';
 import type { Job, JobsOptions, Queue } from 'bullmq';
@@ -42,6 +46,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { RedisScript } from '../redis/script.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
+import type { DomainGate, HandOver } from './domain-gate.js';
 
 export type RefreshTrigger = FeedRefreshPayload['trigger'];
 
@@ -87,6 +92,7 @@ export class FeedScheduler {
     private readonly deps: {
       queues: QueueRegistry;
       redis: RedisClient;
+      gate: DomainGate;
       settings: Pick<Config['feeds'], 'attempts' | 'retryDelayMs' | 'resultTtlSeconds'>;
     },
   ) {}
@@ -108,9 +114,23 @@ export class FeedScheduler {
     };
   }
 
+  /**
+   * Adds the job. A refresh due now whose domain is known takes its place in the domain's line
+   * as it is queued (not when rescheduling a pending one): when the domain is busy, it is queued
+   * delayed until its turn and at priority 0, like any job that waited for its turn, so that a
+   * burst of refreshes for one domain wakes each job once, at its turn, instead of waking them
+   * all to find the domain busy. A place reserved for a job that was not created (an existing job
+   * took the request) is given back.
+   */
   private async add(feedId: number, trigger: RefreshTrigger, domain: string | undefined, opts: JobsOptions): Promise<ScheduledTask> {
-    const job: Job = await this.deps.queues.add('feedRefresh', `refresh-${trigger}`, { feedId, trigger, ...(domain ? { domain } : {}) }, opts);
-    return { taskId: job.id!, created: job.id === opts.jobId };
+    const jobId = opts.jobId!;
+    const reserve = domain !== undefined && opts.delay === 0 && !opts.deduplication?.reschedule;
+    const wait = reserve ? await this.deps.gate.reserve(domain, jobId) : 0;
+    const data: FeedRefreshPayload = { feedId, trigger, ...(domain ? { domain } : {}) };
+    const job: Job = await this.deps.queues.add('feedRefresh', `refresh-${trigger}`, data, wait > 0 ? { ...opts, delay: wait, priority: 0 } : opts);
+    const created = job.id === jobId;
+    if (reserve && !created) await this.handOver(domain, await this.deps.gate.cancel(domain, jobId));
+    return { taskId: job.id!, created };
   }
 
   /**
@@ -160,6 +180,18 @@ export class FeedScheduler {
       return 'moved';
     } catch {
       return 'left'; // promoted or taken meanwhile: its own turn check decides
+    }
+  }
+
+  /**
+   * The domain gate's hand-over: the job first in line is moved to its turn. A job that is gone,
+   * or waits for its schedule rather than its turn, leaves the line, and the next one gets the turn.
+   */
+  async handOver(domain: string, handOver: HandOver | undefined): Promise<void> {
+    for (let next = handOver; next; ) {
+      const moved = await this.moveToTurn(next.jobId, next.at).catch(() => 'left' as const);
+      if (moved !== 'dropped') return;
+      next = await this.deps.gate.cancel(domain, next.jobId);
     }
   }
 

@@ -17,10 +17,11 @@ const DOMAIN_LEASE_MARGIN_MS = 5_000;
 
 export function createFeedServices(ctx: Pick<PlatformContext, 'config' | 'db' | 'redis' | 'keys' | 'queues'>): FeedServices {
   const s = ctx.config.feeds;
+  const gate = new DomainGate(ctx.redis, ctx.keys, { minIntervalMs: s.domainMinIntervalMs, leaseMs: s.fetchTimeoutMs + DOMAIN_LEASE_MARGIN_MS });
   return {
     store: new ArticleStore(ctx.db, s.upsertBatchSize),
     lock: new FeedLock(ctx.redis, ctx.keys, s.lockTtlSeconds * 1000),
-    gate: new DomainGate(ctx.redis, ctx.keys, { minIntervalMs: s.domainMinIntervalMs, leaseMs: s.fetchTimeoutMs + DOMAIN_LEASE_MARGIN_MS }),
-    scheduler: new FeedScheduler({ queues: ctx.queues, redis: ctx.redis, settings: s }),
+    gate,
+    scheduler: new FeedScheduler({ queues: ctx.queues, redis: ctx.redis, gate, settings: s }),
   };
 }

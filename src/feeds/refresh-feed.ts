@@ -36,7 +36,7 @@ import { BlockedError, PermanentError, RetryableError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
 import { isFeedGone, type ArticleStore } from './article-store.js';
-import { domainOf, type DomainGate, type HandOver } from './domain-gate.js';
+import { domainOf, type DomainGate } from './domain-gate.js';
 import type { FeedLock } from './feed-lock.js';
 import type { FeedScheduler } from './feed-scheduler.js';
 import { fetchFeed, type FetchFeedResult } from './fetch-feed.js';
@@ -112,18 +112,6 @@ export function createRefreshProcessor(deps: RefreshDeps) {
   const maxRetryAfterMs = settings.maxBackoffMinutes * 60_000;
 
   /**
-   * The gate's hand-over: the job first in line is moved to its turn. A job that is gone, or
-   * waits for its schedule rather than its turn, leaves the line, and the next one gets the turn.
-   */
-  async function handOn(domain: string, handOver: HandOver | undefined): Promise<void> {
-    for (let next = handOver; next; ) {
-      const moved = await scheduler.moveToTurn(next.jobId, next.at).catch(() => 'left' as const);
-      if (moved !== 'dropped') return;
-      next = await gate.cancel(domain, next.jobId);
-    }
-  }
-
-  /**
    * Takes the domain's turn, or delays the job until it comes (a routine BlockedError: the worker
    * factory moves the job to delayed without spending an attempt). A job that waits keeps its
    * domain in its data, so that its next wake takes the turn before touching the database, and
@@ -159,7 +147,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
       if (err instanceof FeedRefreshError) retryAfterMs = err.details.retryAfterMs ?? 0;
       throw err;
     } finally {
-      await handOn(domain, await gate.release(domain, job.id!, retryAfterMs));
+      await scheduler.handOver(domain, await gate.release(domain, job.id!, retryAfterMs));
     }
   }
 
@@ -188,7 +176,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
     // back at once (cancel) so that the next job in line need not wait for its own slot.
     let turn = domain;
     const giveBackTurn = async () => {
-      if (turn) await handOn(turn, await gate.cancel(turn, job.id!));
+      if (turn) await scheduler.handOver(turn, await gate.cancel(turn, job.id!));
       turn = undefined;
     };
     try {

@@ -99,6 +99,21 @@ describe('feed lock and domain gate', () => {
     expect(await redis.zrange(keys.domainLine('h.test'), '0', '-1')).toEqual(['j4']);
   });
 
+  it('gate: a job reserves its place as it is queued; its first acquire keeps that place', async () => {
+    const gate = new DomainGate(redis, keys, { minIntervalMs: 1000, leaseMs: 30_000 });
+    expect(await gate.reserve('r.test', 'j1')).toBe(0); // the domain is free: it may go as soon as it runs
+    const w2 = await gate.reserve('r.test', 'j2');
+    expect(w2).toBeGreaterThanOrEqual(1050); // one step after j1's place, and a fallback margin for the job ahead
+    expect(await redis.hget(keys.domainNextSlot('r.test'), 'holder')).toBeNull(); // reserving takes no turn
+    expect(await gate.acquire('r.test', 'j1')).toBe(0);
+    expect(Math.abs((await gate.acquire('r.test', 'j2')) - w2)).toBeLessThan(200);
+    expect(await redis.zrange(keys.domainLine('r.test'), '0', '-1')).toEqual(['j2']);
+    // With no interval there is no line to keep.
+    const free = new DomainGate(redis, keys, { minIntervalMs: 0, leaseMs: 30_000 });
+    expect(await free.reserve('s.test', 'j1')).toBe(0);
+    expect(await redis.exists(keys.domainLine('s.test'))).toBe(0);
+  });
+
   it('gate with an interval of 0 still lets one request per domain out at a time', async () => {
     const gate = new DomainGate(redis, keys, { minIntervalMs: 0, leaseMs: 30_000 });
     expect(await gate.acquire('e.test', 'j1')).toBe(0);
