@@ -34,9 +34,12 @@ export function persistProcessor(deps: PersistDeps): JobProcessor<'messagePersis
     const { shard } = job.data;
     if (shard === undefined) {
       // The sweep: a drain job for every buffer with messages in it, so the buffers drain side by side.
+      // One add each, not addBulk: the drains are independent, and a single add survives the queue's
+      // slot moving to a Redis Cluster master that has not seen BullMQ's scripts yet (ioredis loads
+      // them on NOSCRIPT), where addBulk's MULTI fails.
       const lengths = await deps.buffer.lengths(deps.redis);
       const waiting = lengths.flatMap((n, s) => (n > 0 ? [s] : []));
-      if (waiting.length) await deps.queues.addBulk('messagePersist', waiting.map((s) => ({ name: 'drain', data: { shard: s }, opts: { removeOnComplete: true } })));
+      await Promise.all(waiting.map((s) => deps.queues.add('messagePersist', 'drain', { shard: s }, { removeOnComplete: true })));
       return { drained: 0, inserted: 0, triggered: waiting.length };
     }
     if (shard >= deps.shards) return { drained: 0, inserted: 0, triggered: 0 }; // a buffer of a larger MESSAGE_PERSIST_SHARDS
