@@ -156,9 +156,15 @@ export class FeedScheduler {
   async describe(taskId: string): Promise<TaskState> {
     const state = await this.queue.getJobState(taskId);
     if (state !== 'delayed') return { state, runAt: null };
-    const score = await this.deps.redis.zscore(this.queue.keys.delayed!, taskId);
+    const dueAt = await this.delayedUntil(taskId);
+    return { state, runAt: dueAt === null ? null : new Date(dueAt) };
+  }
+
+  /** When a delayed job is due (ms since the epoch), or null when it is not in the delayed set. */
+  private async delayedUntil(jobId: string): Promise<number | null> {
+    const score = await this.deps.redis.zscore(this.queue.keys.delayed!, jobId);
     // BullMQ scores delayed jobs as dueAt * 4096 + a counter.
-    return { state, runAt: score === null ? null : new Date(Math.floor(Number(score) / 4096)) };
+    return score === null ? null : Math.floor(Number(score) / 4096);
   }
 
   /**
@@ -169,10 +175,9 @@ export class FeedScheduler {
    * or waits for its schedule; it reserves a new place when it runs).
    */
   async moveToTurn(jobId: string, at: number): Promise<'moved' | 'left' | 'dropped'> {
-    const score = await this.deps.redis.zscore(this.queue.keys.delayed!, jobId);
-    if (score === null) return (await this.queue.getJobState(jobId)) === 'unknown' ? 'dropped' : 'left';
-    // BullMQ scores delayed jobs as dueAt * 4096 + a counter.
-    if (Math.floor(Number(score) / 4096) > at + TURN_TOLERANCE_MS) return 'dropped';
+    const dueAt = await this.delayedUntil(jobId);
+    if (dueAt === null) return (await this.queue.getJobState(jobId)) === 'unknown' ? 'dropped' : 'left';
+    if (dueAt > at + TURN_TOLERANCE_MS) return 'dropped';
     const job = await this.queue.getJob(jobId);
     if (!job) return 'dropped';
     try {

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
-import type { AuthService, VerifiedToken } from '../auth/auth-service.js';
+import type { AuthService } from '../auth/auth-service.js';
 import { HttpError } from '../errors.js';
 import type { AuthInfo } from './route.js';
 
@@ -32,14 +32,14 @@ export function cookieToken(req: Request): string | undefined {
 export function requireAuth(auth: AuthService, options: { allowCookie?: boolean; deferBlacklist?: boolean } = {}): RequestHandler {
   const deferBlacklist = options.deferBlacklist === true;
   const verifyOptions = { deferBlacklist };
-  const authInfo = (v: VerifiedToken): AuthInfo => ({ userId: v.userId, username: v.username, sessionId: v.sessionId, exp: v.exp, blacklistChecked: v.blacklistChecked, revocation: v.revocation });
   return async (req, res, next) => {
     try {
       const token = bearerToken(req) ?? (options.allowCookie ? cookieToken(req) : undefined);
       if (!token) throw new HttpError(401, 'unauthenticated', 'an Authorization: Bearer <token> header is required');
       // A token verified before needs no await on the hot routes (the blacklist is their script's).
       const known = deferBlacklist ? auth.verifyKnownDeferred(token) : undefined;
-      res.locals.auth = authInfo(known ?? (await auth.verify(token, verifyOptions)));
+      const info: AuthInfo = known ?? (await auth.verify(token, verifyOptions));
+      res.locals.auth = info;
       next();
     } catch (err) {
       next(err);
