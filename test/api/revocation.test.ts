@@ -100,6 +100,10 @@ describe('logout blacklist on the pool and message routes', () => {
       t.redis = await t.redis.restart();
     }
     await waitFor(async () => (await t.api.post(`/api/pools/titles/${GROUP}/pop`)).status === 200, { timeoutMs: 15_000, message: 'pops did not recover' });
-    expect((await t.api.post(`/api/sessions/${SESSION}/messages`, { role: 'user', content: 'after Redis returned' })).status).toBe(201);
+    // The message cache has its own connections, which reconnect on their own schedule.
+    await waitFor(async () => (await t.api.post(`/api/sessions/${SESSION}/messages`, { role: 'user', content: 'after Redis returned' })).status === 201, {
+      timeoutMs: 15_000,
+      message: 'appends did not recover',
+    });
   });
 });
