@@ -17,7 +17,7 @@
  *
  * Starts its own redis-server and PostgreSQL cluster and removes them afterwards.
  * BENCH_ROUNDS (default 2) sets the rounds; BENCH_PART=http|db runs one half; BENCH_PROFILE_DIR
- * writes a CPU profile of the api process.
+ * writes CPU profiles of the three servers (api/, express/, http/ under it).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -81,6 +81,8 @@ async function serve(kind: string, redisUrl: string): Promise<void> {
     });
   }
   server.keepAliveTimeout = 65_000;
+  // An orderly exit on SIGTERM, so that --cpu-prof writes its profile.
+  process.once('SIGTERM', () => process.exit(0));
   server.listen(0, '127.0.0.1', () => console.log(`listening ${(server.address() as { port: number }).port}`));
 }
 
@@ -362,6 +364,12 @@ async function dbBench(env: Env): Promise<void> {
   console.log(`  reference, one UPDATE per row: ${fmt(sample.length / ((performance.now() - t) / 1000))} rows/s (${fmt(sample.length)} rows)`);
 }
 
+/** Node flags that write a server's CPU profile to BENCH_PROFILE_DIR/<name>/ (none without it). */
+function profile(name: string): string[] {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, name)}`] : [];
+}
+
 async function main(): Promise<void> {
   const part = process.env.BENCH_PART ?? 'all';
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'wp-bench-pools-'));
@@ -391,9 +399,9 @@ async function main(): Promise<void> {
     });
     const bareEnv = { PATH: process.env.PATH, NODE_ENV: 'production' };
     const [platform, bareExpress, bareHttp] = await Promise.all([
-      spawnServer(['workers/run-role.ts', 'api'], platformEnv, /API\s+(http:\/\/\S+)\/api/, process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []),
-      spawnServer(['bench/pools.ts', 'serve', 'express', redisServer.url], bareEnv, /listening (\d+)/),
-      spawnServer(['bench/pools.ts', 'serve', 'http', redisServer.url], bareEnv, /listening (\d+)/),
+      spawnServer(['workers/run-role.ts', 'api'], platformEnv, /API\s+(http:\/\/\S+)\/api/, profile('api')),
+      spawnServer(['bench/pools.ts', 'serve', 'express', redisServer.url], bareEnv, /listening (\d+)/, profile('express')),
+      spawnServer(['bench/pools.ts', 'serve', 'http', redisServer.url], bareEnv, /listening (\d+)/, profile('http')),
     ]);
     children.push(platform.child, bareExpress.child, bareHttp.child);
     const apiUrl = platform.match[1]!;

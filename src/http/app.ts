@@ -1,10 +1,10 @@
 /**
- * The express app of the API role: JSON bodies with a size limit, request ids, access logs,
- * request metrics, health and readiness, metrics, the OpenAPI document, the declared routes,
- * extra mounts (Bull Board), 404 and the one error mapper.
+ * The express app of the API role: request ids, access logs and request metrics, the declared
+ * routes (their JSON bodies with a size limit), health and readiness, metrics, the OpenAPI
+ * document, extra mounts (Bull Board), 404 and the one error mapper.
  */
 import { randomUUID } from 'node:crypto';
-import express, { type Express, type RequestHandler, type Router } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { AuthService } from '../auth/auth-service.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -72,8 +72,8 @@ function requestContext(options: AppOptions): RequestHandler {
     res.setHeader('X-Request-Id', id);
     const started = performance.now();
     res.on('finish', () => {
-      // Routes sit in per-prefix sub-routers (route.ts): the label is the declared path.
-      const route = req.route?.path ? (req.route.path === '/' && req.baseUrl ? req.baseUrl : `${req.baseUrl}${req.route.path}`) : 'unmatched';
+      // Declared routes leave their path (route-table.ts); the few express routes have req.route.
+      const route = (res.locals.route as string | undefined) ?? (req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched');
       const seconds = (performance.now() - started) / 1000;
       const o = observerOf(req.method, route, String(res.statusCode));
       o.count();
@@ -92,7 +92,15 @@ export function createApp(options: AppOptions): Express {
   app.set('trust proxy', options.trustProxy);
   app.set('etag', false);
   app.use(requestContext(options));
-  app.use(express.json({ limit: options.bodyLimit, type: ['application/json', 'application/*+json'] }));
+  // The declared routes first: the hot ones meet no other layer (route-table.ts).
+  const authGuard = requireAuth(options.auth);
+  app.use(
+    mountRoutes(options.routes, {
+      requireAuth: authGuard,
+      requireAuthDeferred: requireAuth(options.auth, { deferBlacklist: true }),
+      parseJson: express.json({ limit: options.bodyLimit, type: ['application/json', 'application/*+json'] }),
+    }),
+  );
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -109,7 +117,6 @@ export function createApp(options: AppOptions): Express {
     }
   });
 
-  const authGuard = requireAuth(options.auth);
   const metricsHandler: RequestHandler = async (_req, res, next) => {
     try {
       const { contentType, body } = await options.metrics.render();
@@ -127,9 +134,6 @@ export function createApp(options: AppOptions): Express {
     res.json(openapi);
   });
 
-  const router: Router = express.Router();
-  mountRoutes(router, options.routes, { requireAuth: authGuard, requireAuthDeferred: requireAuth(options.auth, { deferBlacklist: true }) });
-  app.use(router);
 
   for (const mount of options.mounts ?? []) mount(app, { requireAuth, service: options.auth });
 

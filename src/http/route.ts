@@ -4,10 +4,11 @@
  * field before the handler runs, so nothing is written or enqueued) and feeds the OpenAPI
  * document (src/http/openapi.ts).
  */
-import express, { type IRoute, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { Revocation } from '../auth/revocation.js';
 import { HttpError } from '../errors.js';
+import { routeTable } from './route-table.js';
 
 export interface AuthInfo {
   userId: number;
@@ -86,68 +87,49 @@ export interface AuthGuards {
   requireAuth: RequestHandler;
   /** A valid, unexpired token; the blacklist check is left to the handler (AuthInfo.revocation). */
   requireAuthDeferred: RequestHandler;
-}
-
-/** `/api/pools/:type/...` → ['/api/pools', '/:type/...']; a path of two segments or fewer stays whole under its prefix ('/'). */
-function splitPrefix(path: string): [string, string] {
-  const m = /^(\/[^/:]+\/[^/:]+)(\/.*)?$/.exec(path);
-  return m ? [m[1]!, m[2] ?? '/'] : ['', path];
+  /** The JSON body parser, run (after the guard) on routes that declare a body only. */
+  parseJson: RequestHandler;
 }
 
 /**
- * Registers routes on an express router, each token-guarded route behind the guard it declares.
- * Routes are grouped by their first two path segments (`/api/pools`), one sub-router each, and
- * the methods of one path share one route: express matches a request against every layer in
- * turn, so a request meets a few prefixes instead of every route before its own.
+ * One middleware that serves the declared routes (route-table.ts): each behind the guard it
+ * declares, its JSON body parsed only when it declares one, then validated and handled.
  */
-export function mountRoutes(router: Router, routes: AnyRoute[], guards: AuthGuards): void {
-  const groups = new Map<string, Router>();
-  const paths = new Map<string, IRoute>();
-  const routeOf = (path: string): IRoute => {
-    const known = paths.get(path);
-    if (known) return known;
-    const [prefix, rest] = splitPrefix(path);
-    let target = router;
-    if (prefix) {
-      let group = groups.get(prefix);
-      if (!group) {
-        group = express.Router({ mergeParams: true });
-        groups.set(prefix, group);
-        router.use(prefix, group);
+export function mountRoutes(routes: AnyRoute[], guards: AuthGuards): RequestHandler {
+  return routeTable(
+    routes.map((route) => {
+      const handlers: RequestHandler[] = [];
+      if (route.auth !== false) handlers.push(route.revocation === 'in-handler' ? guards.requireAuthDeferred : guards.requireAuth);
+      if (route.body) handlers.push(guards.parseJson);
+      handlers.push(routeHandler(route));
+      return { method: route.method, path: route.path, handlers };
+    }),
+  );
+}
+
+function routeHandler(route: AnyRoute): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const params = route.params ? parseOr400(route.params, req.params, 'params') : req.params;
+      const query = route.query ? parseOr400(route.query, req.query, 'query') : {};
+      let body: unknown = undefined;
+      if (route.body) {
+        if (req.body === undefined) throw new HttpError(400, 'invalid_request', 'a JSON body is required (Content-Type: application/json)', '(body)');
+        body = parseOr400(route.body, req.body, 'body');
       }
-      target = group;
+      const auth = res.locals.auth as AuthInfo | undefined;
+      const reply = await route.handler({ params, query, body, auth, req, res });
+      // A handler that left the blacklist check unused must not answer without it.
+      if (auth?.revocation && !auth.revocation.taken) await auth.revocation.check();
+      if (res.headersSent) return;
+      if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
+      const status = reply.status ?? 200;
+      if (reply.body === undefined) res.status(status).end();
+      else sendJson(res, status, JSON.stringify(reply.body));
+    } catch (err) {
+      next(err);
     }
-    const route = target.route(prefix ? rest : path);
-    paths.set(path, route);
-    return route;
   };
-  for (const route of routes) {
-    const handlers: RequestHandler[] = [];
-    if (route.auth !== false) handlers.push(route.revocation === 'in-handler' ? guards.requireAuthDeferred : guards.requireAuth);
-    handlers.push(async (req: Request, res: Response, next: NextFunction) => {
-      try {
-        const params = route.params ? parseOr400(route.params, req.params, 'params') : req.params;
-        const query = route.query ? parseOr400(route.query, req.query, 'query') : req.query;
-        let body: unknown = undefined;
-        if (route.body) {
-          if (req.body === undefined) throw new HttpError(400, 'invalid_request', 'a JSON body is required (Content-Type: application/json)', '(body)');
-          body = parseOr400(route.body, req.body, 'body');
-        }
-        const auth = res.locals.auth as AuthInfo | undefined;
-        const reply = await route.handler({ params, query, body, auth, req, res });
-        // A handler that left the blacklist check unused must not answer without it.
-        if (auth?.revocation && !auth.revocation.taken) await auth.revocation.check();
-        if (res.headersSent) return;
-        for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
-        const status = reply.status ?? 200;
-        if (reply.body === undefined) res.status(status).end();
-        else sendJson(res, status, JSON.stringify(reply.body));
-      } catch (err) {
-        next(err);
-      }
-    });
-    routeOf(route.path)[route.method](...handlers);
-  }
 }
 
 /**

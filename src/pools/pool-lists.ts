@@ -67,12 +67,7 @@ export class PoolLists {
    */
   pop(type: PoolType, groupId: number, count: number, onLate: (late: Promise<PopReply>) => void, revocation?: Revocation): Promise<PopReply> {
     const keys = guardedKeys([this.keys.pool(type, groupId), this.keys.poolConsumed(type, groupId)], revocation);
-    const popped = async (redis: RedisClient): Promise<PopReply> => {
-      const reply = count === 1 ? await popOneScript.run<(string | number)[]>(redis, keys) : await popScript.run<(string | number)[]>(redis, keys, [count]);
-      const remaining = Number(reply.pop());
-      return { items: (reply as string[]).map(decodeItem), remaining };
-    };
-    return this.run(popped, onLate);
+    return this.run((redis) => popNow(redis, keys, count), onLate);
   }
 
   /**
@@ -140,4 +135,11 @@ export class PoolLists {
     if (!peeked.length) return 0;
     return this.run((redis) => trimConsumedScript.run<number>(redis, [this.keys.poolConsumed(type, groupId)], [peeked.at(-1)!, peeked.length]));
   }
+}
+
+/** The pop script and its decoded reply (a module function: a per-call closure would cost a keepNames wrapper under tsx). */
+async function popNow(redis: RedisClient, keys: string[], count: number): Promise<PopReply> {
+  const reply = count === 1 ? await popOneScript.run<(string | number)[]>(redis, keys) : await popScript.run<(string | number)[]>(redis, keys, [count]);
+  const remaining = Number(reply.pop());
+  return { items: (reply as string[]).map(decodeItem), remaining };
 }
