@@ -3,8 +3,8 @@
  * routes (their JSON bodies with a size limit), health and readiness, metrics, the OpenAPI
  * document, extra mounts (Bull Board), 404 and the one error mapper.
  */
-import { randomUUID } from 'node:crypto';
-import express, { type Express, type RequestHandler } from 'express';
+import { randomBytes } from 'node:crypto';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { AuthService } from '../auth/auth-service.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -49,25 +49,24 @@ async function probe(p: DependencyProbe): Promise<boolean> {
   }
 }
 
-function requestContext(options: AppOptions): RequestHandler {
+/** Request ids of this process: a random prefix and a counter (unique enough to find a request in logs, and cheaper than a UUID). */
+function requestIds(): () => string {
+  const prefix = randomBytes(6).toString('base64url');
+  let n = 0;
+  return () => `${prefix}-${(++n).toString(36)}`;
+}
+
+/**
+ * What every request gets: its id (X-Request-Id, taken from the request when it carries a sane
+ * one), and, once answered, the request metrics and the access log line. A function, so that the
+ * declared routes can begin it themselves (route-table.ts) without an express layer of their own.
+ */
+function requestContext(options: AppOptions): (req: Request, res: Response) => void {
   const { logger, metrics, accessLog } = options;
-  // The labelled children by method, route and status (a bounded set: declared paths or
-  // 'unmatched'), so a request does not hash its labels again.
-  const observers = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
-  const observerOf = (method: string, route: string, status: string) => {
-    const key = `${method} ${route} ${status}`;
-    let o = observers.get(key);
-    if (!o) {
-      const counted = metrics.httpRequests.labels(method, route, status);
-      const timed = metrics.httpDuration.labels(method, route);
-      o = { count: () => counted.inc(), observe: (seconds) => timed.observe(seconds) };
-      observers.set(key, o);
-    }
-    return o;
-  };
-  return (req, res, next) => {
+  const nextId = requestIds();
+  return (req, res) => {
     const incoming = req.headers['x-request-id'];
-    const id = typeof incoming === 'string' && /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    const id = typeof incoming === 'string' && /^[\w.-]{1,128}$/.test(incoming) ? incoming : nextId();
     res.locals.requestId = id;
     res.setHeader('X-Request-Id', id);
     const started = performance.now();
@@ -75,14 +74,11 @@ function requestContext(options: AppOptions): RequestHandler {
       // Declared routes leave their path (route-table.ts); the few express routes have req.route.
       const route = (res.locals.route as string | undefined) ?? (req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched');
       const seconds = (performance.now() - started) / 1000;
-      const o = observerOf(req.method, route, String(res.statusCode));
-      o.count();
-      o.observe(seconds);
+      metrics.http.record(req.method, route, res.statusCode, seconds);
       if (accessLog && logger.isLevelEnabled('info')) {
         logger.info({ reqId: id, method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
       }
     });
-    next();
   };
 }
 
@@ -91,16 +87,25 @@ export function createApp(options: AppOptions): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy);
   app.set('etag', false);
-  app.use(requestContext(options));
-  // The declared routes first: the hot ones meet no other layer (route-table.ts).
+  const begin = requestContext(options);
+  // The declared routes first, beginning their request context themselves: the hot ones meet no
+  // other layer (route-table.ts). Every other request gets its context from the next layer.
   const authGuard = requireAuth(options.auth);
   app.use(
-    mountRoutes(options.routes, {
-      requireAuth: authGuard,
-      requireAuthDeferred: requireAuth(options.auth, { deferBlacklist: true }),
-      parseJson: express.json({ limit: options.bodyLimit, type: ['application/json', 'application/*+json'] }),
-    }),
+    mountRoutes(
+      options.routes,
+      {
+        requireAuth: authGuard,
+        requireAuthDeferred: requireAuth(options.auth, { deferBlacklist: true }),
+        parseJson: express.json({ limit: options.bodyLimit, type: ['application/json', 'application/*+json'] }),
+      },
+      begin,
+    ),
   );
+  app.use((req, res, next) => {
+    if (res.locals.requestId === undefined) begin(req, res);
+    next();
+  });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

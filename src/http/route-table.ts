@@ -99,7 +99,8 @@ function compose(handlers: RequestHandler[]): Chain {
   return chain;
 }
 
-export function routeTable(routes: TableRoute[]): RequestHandler {
+/** `onMatch` runs first for every request the table answers (the request context, src/http/app.ts). */
+export function routeTable(routes: TableRoute[], onMatch?: (req: Request, res: Response) => void): RequestHandler {
   const byLength = new Map<number, PathEntry[]>();
   const byPath = new Map<string, PathEntry>();
   for (const route of routes) {
@@ -130,6 +131,7 @@ export function routeTable(routes: TableRoute[]): RequestHandler {
       try {
         params = match(entry.segments, parts);
       } catch (err) {
+        onMatch?.(req, res);
         return next(err);
       }
       if (!params) continue;
@@ -140,10 +142,12 @@ export function routeTable(routes: TableRoute[]): RequestHandler {
       }
       req.params = params;
       res.locals.route = entry.path;
+      onMatch?.(req, res);
       return chain(req, res, next);
     }
     if (!allowed) return next();
     res.locals.route = allowed.path;
+    onMatch?.(req, res);
     const methods = [...allowed.methods.keys()];
     if (methods.includes('GET')) methods.push('HEAD');
     res.setHeader('Allow', methods.join(', '));

@@ -95,7 +95,7 @@ export interface AuthGuards {
  * One middleware that serves the declared routes (route-table.ts): each behind the guard it
  * declares, its JSON body parsed only when it declares one, then validated and handled.
  */
-export function mountRoutes(routes: AnyRoute[], guards: AuthGuards): RequestHandler {
+export function mountRoutes(routes: AnyRoute[], guards: AuthGuards, onMatch?: (req: Request, res: Response) => void): RequestHandler {
   return routeTable(
     routes.map((route) => {
       const handlers: RequestHandler[] = [];
@@ -104,6 +104,7 @@ export function mountRoutes(routes: AnyRoute[], guards: AuthGuards): RequestHand
       handlers.push(routeHandler(route));
       return { method: route.method, path: route.path, handlers };
     }),
+    onMatch,
   );
 }
 

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { HttpMetrics } from './http-metrics.js';
 
 /**
  * The process's Prometheus metrics. One registry per process (not prom-client's global one),
@@ -44,20 +45,8 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly httpRequests = new Counter({
-    name: 'wp_http_requests_total',
-    help: 'HTTP requests by method, route and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-
-  readonly httpDuration = new Histogram({
-    name: 'wp_http_request_duration_seconds',
-    help: 'HTTP request duration by method and route.',
-    labelNames: ['method', 'route'] as const,
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
-    registers: [this.registry],
-  });
+  /** wp_http_requests_total and wp_http_request_duration_seconds (see http-metrics.ts). */
+  readonly http = new HttpMetrics(this.registry, [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5]);
 
   private readonly collectors: (() => Promise<void>)[] = [];
 

@@ -131,4 +131,20 @@ describe('jobs and dead jobs API', () => {
     expect(res.body).toMatch(/wp_dependency_up\{dependency="database"\} 1/);
     expect(res.body).toMatch(/wp_http_requests_total\{method="GET",route="\/api\/queues",status="200"\} \d+/);
   });
+
+  it('gives every answer a request id (the caller\'s when it is sane), and answers 405 with Allow for a known path and another method', async () => {
+    const answers = [await t.api.get('/api/queues'), await t.api.get('/healthz'), await t.api.get('/api/no-such-route'), await t.api.request('PUT', '/api/queues')];
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 404, 405]);
+    const ids = answers.map((r) => r.headers.get('x-request-id'));
+    for (const id of ids) expect(id).toMatch(/^[\w.-]{1,128}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    const wrongMethod = answers[3]!;
+    expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD');
+    expect(wrongMethod.body.error.code).toBe('method_not_allowed');
+    expect((await t.api.get('/api/queues', { 'x-request-id': 'caller-chosen.id-1' })).headers.get('x-request-id')).toBe('caller-chosen.id-1');
+    expect((await t.api.get('/api/queues', { 'x-request-id': 'no spaces or <tags>' })).headers.get('x-request-id')).not.toBe('no spaces or <tags>');
+    const metrics = await t.api.withToken(SCRAPE_TOKEN).get('/metrics');
+    expect(metrics.body).toMatch(/wp_http_requests_total\{method="PUT",route="\/api\/queues",status="405"\} 1\b/);
+    expect(metrics.body).toMatch(/wp_http_requests_total\{method="GET",route="unmatched",status="404"\} \d+/);
+  });
 });
