@@ -21,7 +21,7 @@
  *     the reference design's one UPDATE per row.
  *
  * Starts its own redis-server and PostgreSQL cluster and removes them afterwards.
- * BENCH_ROUNDS (default 3) sets the rounds; BENCH_PART=http|db runs one half; BENCH_PROFILE_DIR
+ * BENCH_ROUNDS (default 5) sets the rounds; BENCH_PART=http|db runs one half; BENCH_PROFILE_DIR
  * writes CPU profiles of the three servers (api/, express/, http/ under it).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -49,7 +49,7 @@ const ROOT = path.resolve(HERE, '..');
 const RUN_MS = 4000;
 const WARMUP_MS = 800;
 const PREWARM_MS = 5000;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CLIENTS = [1, 64];
 const TEXT = 'A pooled title of about fifty bytes, ready to serve';
 const BARE_KEY = 'bench:bare:pool';

@@ -71,8 +71,8 @@ function requestContext(options: AppOptions): (req: Request, res: Response) => v
     res.setHeader('X-Request-Id', id);
     const started = performance.now();
     res.on('finish', () => {
-      // Declared routes leave their path (route-table.ts); the few express routes have req.route.
-      const route = (res.locals.route as string | undefined) ?? (req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched');
+      // Declared routes leave their path (route-table.ts); express routes (health, Bull Board) have req.route.
+      const route = (res.locals.route as string | undefined) ?? (req.route?.path ? (req.route.path === '/' && req.baseUrl ? req.baseUrl : `${req.baseUrl}${req.route.path}`) : 'unmatched');
       const seconds = (performance.now() - started) / 1000;
       metrics.http.record(req.method, route, res.statusCode, seconds);
       if (accessLog && logger.isLevelEnabled('info')) {
@@ -138,7 +138,6 @@ export function createApp(options: AppOptions): Express {
   app.get('/api/openapi.json', authGuard, (_req, res) => {
     res.json(openapi);
   });
-
 
   for (const mount of options.mounts ?? []) mount(app, { requireAuth, service: options.auth });
 
