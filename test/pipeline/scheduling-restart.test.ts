@@ -48,18 +48,30 @@ describe('exactly one pending crawl per active IP across restarts (1,000 IPs)', 
     const active = rows.filter((r) => r.active).map((r) => r.id);
     await waitFor(async () => (await q.chains()).size === active.length, { timeoutMs: 60_000, message: `${label}: chains` });
 
-    const pending = await q.pendingByIp();
-    const chains = await q.chains();
-    const problems: string[] = [];
-    for (const id of active) {
-      const jobs = pending.get(id) ?? [];
-      if (jobs.length !== 1) problems.push(`IP ${id}: ${jobs.length} pending crawls`);
-      else if (chains.get(id) !== jobs[0]!.id) problems.push(`IP ${id}: chain ${chains.get(id)} but job ${jobs[0]!.id}`);
+    const check = async () => {
+      const pending = await q.pendingByIp();
+      const chains = await q.chains();
+      const problems: string[] = [];
+      for (const id of active) {
+        const jobs = pending.get(id) ?? [];
+        if (jobs.length !== 1) problems.push(`IP ${id}: ${jobs.length} pending crawls`);
+        else if (chains.get(id) !== jobs[0]!.id) problems.push(`IP ${id}: chain ${chains.get(id)} but job ${jobs[0]!.id}`);
+      }
+      const known = new Set(active);
+      for (const [id, jobs] of pending) if (!known.has(id)) problems.push(`inactive or deleted IP ${id}: ${jobs.length} pending crawls`);
+      return { pending, problems };
+    };
+    // A repair whose chain entry still exists (a job removed by hand) is not seen by the wait for
+    // chains above: give the start-up reconciliation its time (the next one is minutes away, so a
+    // lasting violation still fails).
+    let last = await check();
+    const until = Date.now() + 30_000;
+    while (last.problems.length && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      last = await check();
     }
-    const known = new Set(active);
-    for (const [id, jobs] of pending) if (!known.has(id)) problems.push(`inactive or deleted IP ${id}: ${jobs.length} pending crawls`);
-    expect(problems, label).toEqual([]);
-    return pending;
+    expect(last.problems, label).toEqual([]);
+    return last.pending;
   }
 
   beforeAll(async () => {
