@@ -40,6 +40,7 @@ import { rssDocument, startFeedServer, type FeedServer } from '../test/fixtures/
 import { testEnv } from '../test/support/env.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
 import { spawnPlatform, type PlatformProcess } from '../test/support/processes.js';
+import { median } from './stats.js';
 
 const DOMAINS = 100;
 const FEEDS = 1000;
@@ -209,8 +210,7 @@ function throughput(bytes: number, fn: () => unknown, runs = 5): number {
     fn();
     speeds.push(bytes / 1024 / 1024 / ((performance.now() - t) / 1000));
   }
-  speeds.sort((a, b) => a - b);
-  return speeds[Math.floor(runs / 2)]!;
+  return median(speeds);
 }
 
 function parseBench(): { name: string; mb: number; mbPerSecond: number; items: number }[] {

@@ -45,6 +45,7 @@ import { startPlatform } from '../src/runtime/start-platform.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
 import { TEST_ADMIN, testEnv } from '../test/support/env.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
+import { percentile } from './stats.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const RUN_MS = 4000;
@@ -184,8 +185,7 @@ async function load(
   await Promise.all(running);
   agent.destroy();
   const sorted = Float64Array.from(latencies).sort();
-  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-  return { rps: latencies.length / elapsed, p50: pct(50), p99: pct(99), errors, cpuUs: cpuUsed / Math.max(1, latencies.length) };
+  return { rps: latencies.length / elapsed, p50: percentile(sorted, 50) || 0, p99: percentile(sorted, 99) || 0, errors, cpuUs: cpuUsed / Math.max(1, latencies.length) };
 }
 
 const best = (a: Figures, b: Figures) => (b.rps > a.rps ? b : a);

@@ -43,6 +43,7 @@ import { createKeys } from '../src/redis/keys.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
 import { TEST_ADMIN, testEnv } from '../test/support/env.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
+import { medianBy, percentile } from './stats.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
@@ -123,16 +124,6 @@ interface Target {
   many?: boolean;
 }
 
-/** The middle one of `xs` ordered by `key` (the upper middle for an even count). */
-function medianBy<T>(xs: T[], key: (x: T) => number): T {
-  return [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)]!;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 async function load(target: Target, clients: number, ms: number): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
   const latencies: number[] = [];
@@ -178,8 +169,13 @@ async function load(target: Target, clients: number, ms: number): Promise<LoadRe
 // ---------------------------------------------------------------------------------------------
 // Processes.
 
-/** CPUs for the servers and for the load (this process and Redis), when taskset can pin them. */
-const PINNING = ((): { servers: string; load: string } | undefined => {
+/**
+ * CPUs for the servers and for the load (this process and Redis), when taskset can pin them.
+ * Set by main() only: a server child (serve mode) must keep the CPU it was started on.
+ */
+let PINNING: { servers: string; load: string } | undefined;
+
+function pinLoadToCpu0(): { servers: string; load: string } | undefined {
   const cpus = os.availableParallelism();
   if (cpus < 2) return undefined;
   try {
@@ -188,7 +184,7 @@ const PINNING = ((): { servers: string; load: string } | undefined => {
     return undefined;
   }
   return { servers: cpus === 2 ? '1' : `1-${cpus - 1}`, load: '0' };
-})();
+}
 
 function spawnServer(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, nodeFlags: string[] = []): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
   const command = [process.execPath, ...nodeFlags, '--import', 'tsx', ...args];
@@ -404,6 +400,7 @@ function profile(name: string): string[] {
 }
 
 async function main(): Promise<void> {
+  PINNING = pinLoadToCpu0();
   const part = process.env.BENCH_PART ?? 'all';
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'wp-bench-pools-'));
   const redisServer = await startRedisServer({ dir: path.join(tmp, 'redis') });

@@ -19,6 +19,7 @@ import { createKeys } from '../src/redis/keys.js';
 import { createWorker } from '../src/queues/create-worker.js';
 import { defaultJobOptions, QueueRegistry } from '../src/queues/registry.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
+import { median } from './stats.js';
 
 const CONCURRENCIES = [1, 10, 50];
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -34,11 +35,6 @@ const admin = new Redis(server.url);
 interface Run {
   addPerSec: number;
   jobsPerSec: number;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 function waitForCount(worker: Worker, n: number): Promise<void> {

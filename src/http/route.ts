@@ -35,6 +35,8 @@ export interface RouteInput<P, Q, B> {
 export interface Reply {
   status?: number;
   body?: unknown;
+  /** The body as JSON text already (a cache entry as stored), sent as it is instead of `body`. */
+  json?: string;
   headers?: Record<string, string>;
 }
 
@@ -82,7 +84,7 @@ export function parseOr400<T>(schema: z.ZodType<T>, value: unknown, where: 'para
   throw new HttpError(400, 'invalid_request', `${field}: ${message}`, issue.code === 'unrecognized_keys' ? issue.keys[0] : field);
 }
 
-export interface AuthGuards {
+export interface RouteSteps {
   /** A valid, unexpired, not logged-out token. */
   requireAuth: RequestHandler;
   /** A valid, unexpired token; the blacklist check is left to the handler (AuthInfo.revocation). */
@@ -95,12 +97,12 @@ export interface AuthGuards {
  * One middleware that serves the declared routes (route-table.ts): each behind the guard it
  * declares, its JSON body parsed only when it declares one, then validated and handled.
  */
-export function mountRoutes(routes: AnyRoute[], guards: AuthGuards, onMatch?: (req: Request, res: Response) => void): RequestHandler {
+export function mountRoutes(routes: AnyRoute[], steps: RouteSteps, onMatch?: (req: Request, res: Response) => void): RequestHandler {
   return routeTable(
     routes.map((route) => {
       const handlers: RequestHandler[] = [];
-      if (route.auth !== false) handlers.push(route.revocation === 'in-handler' ? guards.requireAuthDeferred : guards.requireAuth);
-      if (route.body) handlers.push(guards.parseJson);
+      if (route.auth !== false) handlers.push(route.revocation === 'in-handler' ? steps.requireAuthDeferred : steps.requireAuth);
+      if (route.body) handlers.push(steps.parseJson);
       handlers.push(routeHandler(route));
       return { method: route.method, path: route.path, handlers };
     }),
@@ -125,7 +127,8 @@ function routeHandler(route: AnyRoute): RequestHandler {
       if (res.headersSent) return;
       if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
       const status = reply.status ?? 200;
-      if (reply.body === undefined) res.status(status).end();
+      if (reply.json !== undefined) sendJson(res, status, reply.json);
+      else if (reply.body === undefined) res.status(status).end();
       else sendJson(res, status, JSON.stringify(reply.body));
     } catch (err) {
       next(err);
@@ -138,7 +141,7 @@ function routeHandler(route: AnyRoute): RequestHandler {
  * express's res.json/send: those re-derive the content type and charset on every call, which
  * costs more than the rest of a small reply.
  */
-export function sendJson(res: Response, status: number, json: string): void {
+function sendJson(res: Response, status: number, json: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.end(json);

@@ -52,10 +52,11 @@ export class HttpMetrics {
       help: 'HTTP request duration by method and route.',
       type: 'histogram',
       getForPromString: async () => ({ name: names.duration, help: duration.help, type: 'histogram', aggregator: 'sum', values: this.durationValues(names.duration) }),
-      get: async () => ({
-        ...(await duration.getForPromString()),
-        values: this.durationValues(names.duration).map(({ labels, sharedLabels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } })),
-      }),
+      // JSON (getMetricsAsJSON) has every label in `labels`, as prom-client's histograms give it.
+      get: async () => {
+        const data = await duration.getForPromString();
+        return { ...data, values: data.values.map(({ labels, sharedLabels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } })) };
+      },
     };
     // The registry needs name, type and get() (what it formats); prom-client's types know only its own classes.
     registry.registerMetric(requests as unknown as Metric);

@@ -3,7 +3,7 @@ import type { PlatformContext } from '../../context.js';
 import { createMessageService, type MessageService } from '../../messages/message-service.js';
 import { readAnswerJson } from '../../messages/message-entry.js';
 import { messageRole } from '../../queues/payloads/messages.js';
-import { defineRoute, sendJson, type AnyRoute } from '../route.js';
+import { defineRoute, type AnyRoute } from '../route.js';
 
 export const MAX_READ_LIMIT = 1000;
 export const DEFAULT_READ_LIMIT = 50;
@@ -42,10 +42,9 @@ export function messageRoutes(messages: MessageService, settings: { maxContentBy
       body: appendBody(settings.maxContentBytes),
       revocation: 'in-handler',
       responses: { 201: { description: 'the accepted message', schema: messageSchema }, 503: { description: 'neither the persist queue nor the database is available' } },
-      handler: async ({ params, body, res, auth }) => {
+      handler: async ({ params, body, auth }) => {
         const { entry } = await messages.append(params.sessionId, body.role, body.content, auth?.revocation);
-        sendJson(res, 201, entry);
-        return {};
+        return { status: 201, json: entry };
       },
     }),
     defineRoute({
@@ -57,10 +56,9 @@ export function messageRoutes(messages: MessageService, settings: { maxContentBy
       query: readQuery,
       revocation: 'in-handler',
       responses: { 200: { description: 'messages', schema: z.object({ messages: z.array(messageSchema), source: z.enum(['cache', 'db']) }) } },
-      handler: async ({ params, query, res, auth }) => {
+      handler: async ({ params, query, auth }) => {
         const { source, entries } = await messages.read(params.sessionId, query.limit, auth?.revocation);
-        sendJson(res, 200, readAnswerJson(entries, source));
-        return {};
+        return { json: readAnswerJson(entries, source) };
       },
     }),
   ];

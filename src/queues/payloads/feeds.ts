@@ -3,7 +3,8 @@ import { z } from 'zod';
 /**
  * A refresh of one feed. `trigger` says who asked: the periodic chain, a user, or the subscription.
  * `domain`, when known, is the host of the feed's URL (which never changes): the refresh takes its
- * domain's turn before loading the feed, so a job that has to wait costs no database query.
+ * domain's turn before its other database work (the feed row is read alongside the turn, as a job
+ * that waited wakes at its turn and usually gets it).
  */
 export const feedRefreshPayload = z.object({
   feedId: z.number().int().positive(),

@@ -1,0 +1,17 @@
+/** Small statistics shared by the benchmarks. */
+
+/** The middle one of `xs` ordered by `key` (the upper middle for an even count). */
+export function medianBy<T>(xs: T[], key: (x: T) => number): T {
+  return [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)]!;
+}
+
+/** The middle number (the upper middle for an even count). */
+export function median(xs: number[]): number {
+  return medianBy(xs, (x) => x);
+}
+
+/** The p-th percentile of numbers sorted ascending (NaN for none). */
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
