@@ -1,17 +1,19 @@
 /**
- * The express app of the API role: request ids, access logs and request metrics, the declared
- * routes (their JSON bodies with a size limit), health and readiness, metrics, the OpenAPI
- * document, extra mounts (Bull Board), 404 and the one error mapper.
+ * The HTTP side of the API role: request ids, access logs and request metrics, the declared
+ * routes (their JSON bodies with a size limit) in front of an express app with health and
+ * readiness, metrics, the OpenAPI document, extra mounts (Bull Board), 404 and the one error mapper.
  */
 import { randomBytes } from 'node:crypto';
-import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import type { RequestListener, ServerOptions } from 'node:http';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { AuthService } from '../auth/auth-service.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { requireAuth, scrapeTokenOr } from './auth-middleware.js';
 import { errorMapper, notFound } from './error-mapper.js';
 import { buildOpenApi } from './openapi.js';
-import { mountRoutes, type AnyRoute } from './route.js';
+import { declaredRoutes, type AnyRoute } from './route.js';
+import { expressRequest, expressServerClasses } from './express-objects.js';
 
 export interface DependencyProbe {
   name: string;
@@ -82,26 +84,38 @@ function requestContext(options: AppOptions): (req: Request, res: Response) => v
   };
 }
 
-export function createApp(options: AppOptions): Express {
+/** What the API's node:http server is created with (server.ts). */
+export interface HttpApp {
+  /** The declared routes (route-table.ts) in front of the express app, which serves everything else and maps the errors of both. */
+  listener: RequestListener;
+  /** Request and response classes that are the express app's from the start (express-objects.ts). */
+  serverOptions: ServerOptions;
+}
+
+export function createApp(options: AppOptions): HttpApp {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy);
   app.set('etag', false);
   const begin = requestContext(options);
-  // The declared routes first, beginning their request context themselves: the hot ones meet no
-  // other layer (route-table.ts). Every other request gets its context from the next layer.
+  const mapError = errorMapper(options.logger);
   const authGuard = requireAuth(options.auth);
-  app.use(
-    mountRoutes(
-      options.routes,
-      {
-        requireAuth: authGuard,
-        requireAuthDeferred: requireAuth(options.auth, { deferBlacklist: true }),
-        parseJson: express.json({ limit: options.bodyLimit, type: ['application/json', 'application/*+json'] }),
+  const serveDeclared = declaredRoutes(
+    options.routes,
+    {
+      requireAuth: authGuard,
+      requireAuthDeferred: requireAuth(options.auth, { deferBlacklist: true }),
+      parseJson: express.json({ limit: options.bodyLimit, type: ['application/json', 'application/*+json'] }),
+    },
+    {
+      enter: (req, res) => {
+        expressRequest(app, req, res);
+        begin(req, res);
       },
-      begin,
-    ),
+      leave: (err, req, res) => (err === undefined ? app(req, res) : answerError(mapError, options.logger, err, req, res)),
+    },
   );
+  // Requests the route table does not serve begin their context here.
   app.use((req, res, next) => {
     if (res.locals.requestId === undefined) begin(req, res);
     next();
@@ -142,6 +156,25 @@ export function createApp(options: AppOptions): Express {
   for (const mount of options.mounts ?? []) mount(app, { requireAuth, service: options.auth });
 
   app.use(notFound);
-  app.use(errorMapper(options.logger));
-  return app;
+  app.use(mapError);
+  return {
+    listener: (req, res) => {
+      if (!serveDeclared(req, res)) void app(req, res);
+    },
+    serverOptions: expressServerClasses(app),
+  };
+}
+
+/** The error mapper outside express's router; should it fail itself, a bare 500 (or a cut connection once the headers are out). */
+function answerError(mapError: ErrorRequestHandler, logger: Logger, err: unknown, req: Request, res: Response): void {
+  const fail = (failure: unknown) => {
+    logger.error({ err: failure, path: req.path }, 'the error mapper failed');
+    if (res.headersSent) res.destroy();
+    else res.status(500).end();
+  };
+  try {
+    mapError(err, req, res, fail);
+  } catch (failure) {
+    fail(failure);
+  }
 }

@@ -1,9 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpError } from '../errors.js';
-import { routeTable, type TableRoute } from './route-table.js';
+import { expressRequest, expressServerClasses } from './express-objects.js';
+import { routeTable, type TableHooks, type TableRoute } from './route-table.js';
 
 /** Answers with what the route saw. */
 const echo =
@@ -50,6 +51,16 @@ const routes: TableRoute[] = [
   },
   {
     method: 'get',
+    path: '/api/whoami',
+    handlers: [
+      (req, res) => {
+        res.status(203).json({ ip: req.ip, expressApp: req.app === app, originalUrl: req.originalUrl, path: req.path });
+      },
+    ],
+  },
+  { method: 'get', path: '/api/passes', handlers: [(_req, _res, next) => next()] },
+  {
+    method: 'get',
     path: '/api/sync-throw',
     handlers: [
       () => {
@@ -59,36 +70,52 @@ const routes: TableRoute[] = [
   },
 ];
 
+let app: Express;
 let server: http.Server;
 let base: string;
+/** The same table on a server whose requests are express's from the start (as the API's). */
+let classServer: http.Server;
+let classBase: string;
+
+const errors: ErrorRequestHandler = (err: HttpError, _req, res, _next) => {
+  res.status(err.status ?? 500).json({ error: { code: err.code, message: err.message, field: err.field } });
+};
 
 beforeAll(async () => {
-  const app = express();
-  app.use(routeTable(routes));
+  app = express();
+  app.set('trust proxy', true);
   app.get('/healthz', (_req, res) => {
     res.json({ fellThrough: true });
   });
   app.use((_req, res) => {
     res.status(404).json({ error: { code: 'not_found' } });
   });
-  const errors: ErrorRequestHandler = (err: HttpError, _req, res, _next) => {
-    res.status(err.status ?? 500).json({ error: { code: err.code, message: err.message, field: err.field } });
-  };
   app.use(errors);
-  server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const serve = routeTable(routes, {
+    enter: (req, res) => expressRequest(app, req, res),
+    leave: (err, req, res) => (err === undefined ? app(req, res) : errors(err, req, res, () => undefined)),
+  });
+  const listener: http.RequestListener = (req, res) => {
+    if (!serve(req, res)) void app(req, res);
+  };
+  server = http.createServer(listener);
+  classServer = http.createServer(expressServerClasses(app), listener);
+  for (const s of [server, classServer]) await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  classBase = `http://127.0.0.1:${(classServer.address() as AddressInfo).port}`;
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
+  for (const s of [server, classServer]) await new Promise((resolve) => s.close(resolve));
 });
 
-async function call(method: string, path: string, headers: Record<string, string> = {}) {
-  const res = await fetch(`${base}${path}`, { method, headers });
+async function call(method: string, path: string, headers: Record<string, string> = {}, on = base) {
+  const res = await fetch(`${on}${path}`, { method, headers });
   const text = await res.text();
   return { status: res.status, allow: res.headers.get('allow'), body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
 }
+
+const noHooks: TableHooks = { enter: () => undefined, leave: () => undefined };
 
 describe('routeTable', () => {
   it('matches literal segments and params, and leaves the declared path for metrics', async () => {
@@ -132,11 +159,27 @@ describe('routeTable', () => {
     expect(r.body?.error).toMatchObject({ code: 'invalid_request', field: 'id' });
   });
 
-  it('passes requests it does not serve on to the next middleware', async () => {
+  it('leaves requests it does not serve to the express app', async () => {
     expect((await call('GET', '/healthz')).body).toEqual({ fellThrough: true });
     expect((await call('GET', '/api/pools/titles')).status).toBe(404);
     expect((await call('POST', '/api/pools/titles//pop')).status).toBe(404);
     expect((await call('GET', '/api/nothing/here/at/all/really/deep')).status).toBe(404);
+  });
+
+  it("serves its routes with express's request and response, the app's settings included", async () => {
+    for (const on of [base, classBase]) {
+      const r = await call('GET', '/api/whoami?x=1', { 'x-forwarded-for': '203.0.113.9' }, on);
+      expect(r.status).toBe(203);
+      expect(r.body).toEqual({ ip: '203.0.113.9', expressApp: true, originalUrl: '/api/whoami?x=1', path: '/api/whoami' });
+      // Requests it does not serve still reach the app.
+      expect((await call('GET', '/healthz', {}, on)).body).toEqual({ fellThrough: true });
+    }
+  });
+
+  it('hands a request whose chain ends in next() on to the express app', async () => {
+    const r = await call('GET', '/api/passes');
+    expect(r.status).toBe(404);
+    expect(r.body?.error.code).toBe('not_found');
   });
 
   it('runs the chain in order, async steps included, and stops at an error', async () => {
@@ -153,13 +196,13 @@ describe('routeTable', () => {
   });
 
   it('refuses paths it cannot match and routes declared twice when the table is built', () => {
-    expect(() => routeTable([{ method: 'get', path: '/api/*splat', handlers: [] }])).toThrow(/neither a literal nor a :param/);
-    expect(() => routeTable([{ method: 'get', path: 'api/x', handlers: [] }])).toThrow(/must start with/);
+    expect(() => routeTable([{ method: 'get', path: '/api/*splat', handlers: [] }], noHooks)).toThrow(/neither a literal nor a :param/);
+    expect(() => routeTable([{ method: 'get', path: 'api/x', handlers: [] }], noHooks)).toThrow(/must start with/);
     expect(() =>
       routeTable([
         { method: 'get', path: '/api/x', handlers: [] },
         { method: 'GET', path: '/api/x', handlers: [] },
-      ]),
+      ], noHooks),
     ).toThrow(/declared twice/);
   });
 });

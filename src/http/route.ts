@@ -8,7 +8,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { Revocation } from '../auth/revocation.js';
 import { HttpError } from '../errors.js';
-import { routeTable } from './route-table.js';
+import { routeTable, type DeclaredRoutes, type TableHooks } from './route-table.js';
 
 export interface AuthInfo {
   userId: number;
@@ -94,10 +94,10 @@ export interface RouteSteps {
 }
 
 /**
- * One middleware that serves the declared routes (route-table.ts): each behind the guard it
- * declares, its JSON body parsed only when it declares one, then validated and handled.
+ * The declared routes as a route table (route-table.ts): each behind the guard it declares, its
+ * JSON body parsed only when it declares one, then validated and handled.
  */
-export function mountRoutes(routes: AnyRoute[], steps: RouteSteps, onMatch?: (req: Request, res: Response) => void): RequestHandler {
+export function declaredRoutes(routes: AnyRoute[], steps: RouteSteps, hooks: TableHooks): DeclaredRoutes {
   return routeTable(
     routes.map((route) => {
       const handlers: RequestHandler[] = [];
@@ -106,7 +106,7 @@ export function mountRoutes(routes: AnyRoute[], steps: RouteSteps, onMatch?: (re
       handlers.push(routeHandler(route));
       return { method: route.method, path: route.path, handlers };
     }),
-    onMatch,
+    hooks,
   );
 }
 

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
+import type { HttpApp } from './app.js';
 
 export interface HttpServer {
   url: string;
@@ -9,8 +9,8 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export async function listen(app: Express, host: string, port: number, graceMs: number): Promise<HttpServer> {
-  const server = http.createServer(app);
+export async function listen(app: HttpApp, host: string, port: number, graceMs: number): Promise<HttpServer> {
+  const server = http.createServer(app.serverOptions, app.listener);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
