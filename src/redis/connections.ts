@@ -1,6 +1,10 @@
+import { Cluster } from 'ioredis';
 import type { Logger } from '../logging/logger.js';
 import type { RedisTarget } from '../services/provide-services.js';
 import { closeRedis, createRedisClient, type ConnectionKind, type RedisClient, type RedisConnectionOptions } from './connection.js';
+
+/** Least time between two node-error warnings of one cluster connection. */
+const NODE_WARN_EVERY_MS = 10_000;
 
 /**
  * Makes and owns a process's Redis connections, so that shutdown closes every one of them and
@@ -20,10 +24,24 @@ export class RedisConnections {
   create(kind: ConnectionKind, name: string, overrides: Partial<RedisConnectionOptions> = {}): RedisClient {
     const client = createRedisClient(this.target, kind, { ...this.options, ...overrides }, name);
     let down = false;
-    client.on('error', (err: Error) => {
-      if (!down) this.logger.warn({ connection: name, err: err.message }, 'redis connection error; reconnecting');
+    const lost = (fields: Record<string, unknown>) => {
+      if (!down && !this.closing) this.logger.warn({ connection: name, ...fields }, 'redis connection error; reconnecting');
       down = true;
-    });
+    };
+    client.on('error', (err: Error) => lost({ err: err.message }));
+    if (client instanceof Cluster) {
+      // A Cluster reports its nodes' connection errors as 'node error', and a cluster that lost
+      // every node (or failed its ready check: cluster_state not ok) only changes its status; its
+      // commands fail ("Cluster isn't ready") until it is ready again.
+      let nodeWarnedAt = 0;
+      client.on('node error', (err: Error, node: string) => {
+        // A node error may leave the cluster ready (the node is reconnected): logged at most every 10 s, not an outage.
+        if (this.closing || Date.now() - nodeWarnedAt < NODE_WARN_EVERY_MS) return;
+        nodeWarnedAt = Date.now();
+        this.logger.warn({ connection: name, node, err: err.message }, 'redis cluster node connection error');
+      });
+      client.on('reconnecting', () => lost({ err: 'the cluster connection closed or its ready check failed' }));
+    }
     client.on('ready', () => {
       if (down) this.logger.info({ connection: name }, 'redis connection restored');
       down = false;

@@ -149,7 +149,9 @@ describe('platform on a 3-master Redis Cluster', () => {
   });
 
   it('crawls an IP in Chromium against the fixture marketplace and runs its result through the pipeline (crawl, crawl-result)', async () => {
-    const ip = (await t.api.post('/api/ips', { name: 'Cluster mode', keyword: KEYWORD })).body;
+    const created = await t.api.post('/api/ips', { name: 'Cluster mode', keyword: KEYWORD });
+    expect(created.status, `${JSON.stringify(created.body)}\nwarnings and errors logged:\n${t.notable.slice(-20).join('\n')}`).toBe(201);
+    const ip = created.body;
     const task = await finishedTask(`result-${ip.currentCrawl.taskId}`, 120_000);
     expect(task.state, task.failedReason).toBe('completed');
     const perPage = market.catalog.itemsPerPage;
