@@ -9,8 +9,9 @@
  * request/response objects themselves (bench:pools). Here the path is split once, the routes of
  * that many segments are compared segment by segment, and the matched route's chain runs directly
  * on express's request and response (the `enter` hook: express-objects.ts), so handlers and
- * middleware (body parser, res.status/json, req.ip with trust proxy) work as under express. Paths are literal segments and `:params` only (what the routes declare;
- * anything else is refused when the table is built).
+ * middleware (body parser, res.status/json, req.ip with trust proxy) work as under express. Paths
+ * are literal segments and `:params` only (what the routes declare; anything else is refused when
+ * the table is built).
  *
  * Matching follows express's defaults: literal segments ignore case, one trailing slash is
  * allowed, params are percent-decoded (a malformed escape is a 400), HEAD is answered by the GET
