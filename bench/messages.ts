@@ -6,11 +6,11 @@
  * validation, no persist job and no fallback; and the same bare route behind the platform's auth
  * middleware with its separate blacklist lookup (a second round trip: what the message routes
  * cost before they checked the blacklist inside their own script), to show what authentication
- * alone costs. Appends/s and reads/s with p50/p99 at 1
- * and 64 clients, each the better of two interleaved runs, with the CPU the server process and
- * redis-server spent per request (steadier than req/s when other work shares the machine). The
- * servers (the platform's api role and the baselines) run in a child process, the load generator
- * here.
+ * alone costs. Appends/s and reads/s with p50/p99 and the server process's CPU per request at 1
+ * and 64 clients, each client on its own session. The platform's api role runs in one child
+ * process, the two baselines in another, the load generator here, with bench/http-load.ts'
+ * method: servers pinned away from the load and Redis, each warmed up first, interleaved rounds,
+ * the median round (BENCH_ROUNDS, default 5).
  *
  * Persist: rows/s the messages role writes to PostgreSQL draining the persist buffers, for a backlog
  * of 100,000 messages and for a stream accepted by 64 callers through the API's write path while
@@ -20,13 +20,12 @@
  * Starts its own redis-server and PostgreSQL cluster (fsync off) and removes them afterwards.
  */
 import { randomUUID } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { Redis } from 'ioredis';
 import pgLib from 'pg';
@@ -45,11 +44,12 @@ import { startPlatform } from '../src/runtime/start-platform.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
 import { TEST_ADMIN, testEnv } from '../test/support/env.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
-import { percentile } from './stats.js';
+import { fmt, load, ms, pinLoadToCpu0, pinToLoadCpu, PREWARM_MS, rate, spawnServer, stopChild, unpinLoad, type LoadResult, type Pinning, type Target } from './http-load.js';
+import { medianBy } from './stats.js';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const RUN_MS = 4000;
-const WARMUP_MS = 1000;
+const RUN_MS = 3000;
+const WARMUP_MS = 800;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CLIENTS = [1, 64];
 const CONTENT = 'A benchmark message of about one hundred bytes, like a short chat turn between a user and a model.';
 
@@ -73,10 +73,6 @@ function platformEnv(redisUrl: string, databaseUrl: string, dataDir: string): No
 function baselineApp(redis: Redis, keyOf: (session: string) => string, maxLen: number, ttl: number, guard?: express.RequestHandler): express.Express {
   const app = express();
   app.use(express.json({ limit: '1mb' }));
-  app.get('/__cpu', (_req, res) => {
-    const { user, system } = process.cpuUsage();
-    res.json({ us: user + system });
-  });
   if (guard) app.use(guard);
   let seq = Date.now() * 1000;
   app.post('/baseline/sessions/:sessionId/messages', async (req, res) => {
@@ -100,9 +96,11 @@ async function listenLocal(app: express.Express): Promise<http.Server> {
   return server;
 }
 
+/** The two baselines (this is a child process): prints their URLs as a JSON line. */
 async function serve(): Promise<void> {
   const config = loadConfig(process.env);
-  const platform = await startPlatform({ roles: ['api'], config });
+  // No roles: the platform's context only, for the auth middleware of the second baseline.
+  const platform = await startPlatform({ roles: [], config });
   const { ctx } = platform;
   const redis = new Redis(process.env.REDIS_URL!);
   const auth = new AuthService({ prisma: ctx.db.prisma, redis: ctx.redis, keys: ctx.keys, settings: config.auth });
@@ -111,7 +109,7 @@ async function serve(): Promise<void> {
   const bare = await listenLocal(baselineApp(redis, keyOf, cacheMaxLen, cacheTtlSeconds));
   const authed = await listenLocal(baselineApp(redis, keyOf, cacheMaxLen, cacheTtlSeconds, requireAuth(auth)));
   const url = (server: http.Server) => `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  console.log(JSON.stringify({ api: platform.apiUrl, baseline: url(bare), baselineAuth: url(authed) }));
+  console.log(JSON.stringify({ baseline: url(bare), baselineAuth: url(authed) }));
   process.once('SIGTERM', async () => {
     for (const server of [bare, authed]) {
       server.close();
@@ -124,106 +122,56 @@ async function serve(): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Load generator.
+// HTTP: appends and reads.
 
-interface Figures {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  /** CPU of the server process and of redis-server per request, in µs: steadier than req/s on a busy machine. */
-  cpuUs: number;
+interface Servers {
+  api: { url: string; pid: number };
+  baselines: { baseline: string; baselineAuth: string; pid: number };
 }
 
-/** CPU time so far (µs) of the server child and of redis-server. */
-type CpuProbe = () => Promise<number>;
-
-function request(agent: http.Agent, url: URL, method: string, headers: Record<string, string>, body?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { agent, method, headers: body ? { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : headers }, (res) => {
-      res.on('data', () => undefined);
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-async function load(
-  clients: number,
-  next: (client: number, n: number) => { url: URL; method: string; body?: string },
-  headers: Record<string, string>,
-  okStatus: number,
-  cpu: CpuProbe,
-): Promise<Figures> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
-  const latencies: number[] = [];
-  let errors = 0;
-  let measuring = false;
-  let stop = false;
-  const worker = async (client: number) => {
-    for (let n = 0; !stop; n++) {
-      const r = next(client, n);
-      const started = performance.now();
-      const status = await request(agent, r.url, r.method, headers, r.body).catch(() => 0);
-      if (measuring) {
-        latencies.push(performance.now() - started);
-        if (status !== okStatus) errors++;
-      }
-    }
-  };
-  const running = Array.from({ length: clients }, (_, i) => worker(i));
-  await sleep(WARMUP_MS);
-  const cpu0 = await cpu();
-  measuring = true;
-  const t0 = performance.now();
-  await sleep(RUN_MS);
-  measuring = false;
-  const elapsed = (performance.now() - t0) / 1000;
-  const cpuUsed = (await cpu()) - cpu0;
-  stop = true;
-  await Promise.all(running);
-  agent.destroy();
-  const sorted = Float64Array.from(latencies).sort();
-  return { rps: latencies.length / elapsed, p50: percentile(sorted, 50) || 0, p99: percentile(sorted, 99) || 0, errors, cpuUs: cpuUsed / Math.max(1, latencies.length) };
-}
-
-const best = (a: Figures, b: Figures) => (b.rps > a.rps ? b : a);
-const fmt = (f: Figures) =>
-  `${f.rps.toFixed(0).padStart(6)} req/s  p50 ${f.p50.toFixed(2).padStart(6)} ms  p99 ${f.p99.toFixed(2).padStart(7)} ms  cpu ${f.cpuUs.toFixed(0).padStart(4)} µs/req${f.errors ? `  (${f.errors} errors)` : ''}`;
-
-interface Urls {
-  api: string;
-  baseline: string;
-  baselineAuth: string;
-}
-
-async function httpBench(urls: Urls, cpu: CpuProbe): Promise<void> {
-  const login = await fetch(`${urls.api}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(TEST_ADMIN) });
+async function httpBench(servers: Servers, pinning: Pinning | undefined): Promise<void> {
+  const login = await fetch(`${servers.api.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(TEST_ADMIN) });
   const { token } = (await login.json()) as { token: string };
   const auth = { authorization: `Bearer ${token}` };
   const body = JSON.stringify({ role: 'user', content: CONTENT });
-  const targets = {
-    baseline: { base: `${urls.baseline}/baseline/sessions`, headers: {} },
-    'baseline+auth': { base: `${urls.baselineAuth}/baseline/sessions`, headers: auth },
-    platform: { base: `${urls.api}/api/sessions`, headers: auth },
-  };
-  const names = Object.keys(targets) as (keyof typeof targets)[];
+  const servedBy = [
+    { name: 'baseline', url: servers.baselines.baseline, sessions: '/baseline/sessions', pid: servers.baselines.pid, headers: {} },
+    { name: 'baseline+auth', url: servers.baselines.baselineAuth, sessions: '/baseline/sessions', pid: servers.baselines.pid, headers: auth },
+    { name: 'platform', url: servers.api.url, sessions: '/api/sessions', pid: servers.api.pid, headers: auth },
+  ];
+  // Each client appends to and reads its own session (reads of 50 from the cache).
+  const targets = (op: 'append' | 'read'): Target[] =>
+    servedBy.map((t) => ({
+      name: t.name,
+      url: t.url,
+      pid: t.pid,
+      headers: t.headers,
+      okStatus: op === 'append' ? 201 : 200,
+      call: (client: number) =>
+        op === 'append' ? { path: `${t.sessions}/bench-${client}/messages`, method: 'POST', body } : { path: `${t.sessions}/bench-${client}/messages?limit=50`, method: 'GET' },
+    }));
+  console.log(
+    `HTTP: each server warmed up ${PREWARM_MS} ms, then ${RUN_MS} ms per run after ${WARMUP_MS} ms warm-up, median of ${ROUNDS} interleaved rounds; ` +
+      `content ${CONTENT.length} bytes; reads of 50 from the cache; ` +
+      (pinning ? `servers on CPU ${pinning.servers}, load generator and Redis on CPU ${pinning.load}` : 'not pinned to CPUs'),
+  );
+  for (const target of targets('append')) await load(target, 64, PREWARM_MS);
+  const show = (r: LoadResult) =>
+    `${fmt(rate(r)).padStart(6)} req/s  p50 ${ms(r.p50).padStart(9)}  p99 ${ms(r.p99).padStart(9)}  cpu ${r.cpuUs.toFixed(0).padStart(4)} µs/req${r.errors ? `  (${r.errors} errors)` : ''}`;
   for (const op of ['append', 'read'] as const) {
     for (const clients of CLIENTS) {
-      const results = Object.fromEntries(names.map((n) => [n, [] as Figures[]])) as Record<keyof typeof targets, Figures[]>;
-      for (let round = 0; round < 2; round++) {
-        for (const name of names) {
-          const t = targets[name];
-          const sessionUrls = Array.from({ length: clients }, (_, i) => new URL(`${t.base}/bench-${clients}-${i}/messages${op === 'read' ? '?limit=50' : ''}`));
-          results[name].push(
-            await load(clients, (client) => (op === 'append' ? { url: sessionUrls[client]!, method: 'POST', body } : { url: sessionUrls[client]!, method: 'GET' }), t.headers, op === 'append' ? 201 : 200, cpu),
-          );
+      const rounds = new Map<string, LoadResult[]>();
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const target of targets(op)) {
+          await load(target, clients, WARMUP_MS);
+          rounds.set(target.name, [...(rounds.get(target.name) ?? []), await load(target, clients, RUN_MS)]);
         }
       }
-      const [b, ...rest] = names.map((n) => best(results[n][0]!, results[n][1]!));
-      console.log(`${op.padEnd(6)} ${String(clients).padStart(2)} client(s)  ${names[0]!.padEnd(13)} ${fmt(b!)}`);
-      rest.forEach((f, i) => console.log(`${''.padEnd(20)} ${names[i + 1]!.padEnd(13)} ${fmt(f)}   ${(f.rps / b!.rps).toFixed(2)}x req/s, ${(b!.cpuUs / f.cpuUs).toFixed(2)}x by cpu`));
+      const [b, ...rest] = servedBy.map((t) => medianBy(rounds.get(t.name)!, rate));
+      console.log(`${op.padEnd(6)} ${String(clients).padStart(2)} client(s)  ${servedBy[0]!.name.padEnd(13)} ${show(b!)}`);
+      rest.forEach((r, i) =>
+        console.log(`${''.padEnd(20)} ${servedBy[i + 1]!.name.padEnd(13)} ${show(r)}   ${(rate(r) / rate(b!)).toFixed(2)}x req/s, ${(b!.cpuUs / r.cpuUs).toFixed(2)}x by cpu`),
+      );
     }
   }
 }
@@ -344,11 +292,11 @@ async function main(): Promise<void> {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'wp-bench-messages-'));
   const redis = await startRedisServer({ dir: path.join(tmp, 'redis') });
   let pg: Awaited<ReturnType<typeof startPostgresCluster>> | undefined;
-  let child: ChildProcess | undefined;
+  const children: ChildProcess[] = [];
   let cleaning: Promise<void> | undefined;
   const cleanup = () =>
     (cleaning ??= (async () => {
-      child?.kill('SIGKILL');
+      for (const child of children) await stopChild(child).catch(() => undefined);
       await redis.stop();
       await pg?.stop();
       rmSync(tmp, { recursive: true, force: true });
@@ -357,7 +305,10 @@ async function main(): Promise<void> {
     process.once(signal, () => void cleanup().finally(() => process.exit(130)));
   }
   try {
+    // PostgreSQL first: started after the pinning, it would inherit the load's one CPU.
     pg = await startPostgresCluster();
+    const pinning = pinLoadToCpu0();
+    pinToLoadCpu(pinning, redis.pid);
     const c = new pgLib.Client({ connectionString: pg.url });
     await c.connect();
     await c.query('CREATE DATABASE bench');
@@ -368,29 +319,17 @@ async function main(): Promise<void> {
     const env = platformEnv(redis.url, databaseUrl, path.join(tmp, 'data'));
 
     console.log(`messages benchmark, ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, load average ${os.loadavg()[0]!.toFixed(1)}`);
-    child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'messages.ts'), 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    const urls = await new Promise<Urls>((resolve, reject) => {
-      let out = '';
-      child!.stdout!.on('data', (d) => {
-        out += d;
-        const line = out.split('\n').find((l) => l.startsWith('{"api"'));
-        if (line) resolve(JSON.parse(line));
-      });
-      child!.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-    });
-    console.log(`HTTP: ${RUN_MS / 1000} s a run after ${WARMUP_MS / 1000} s warm-up, better of 2 interleaved runs; content ${CONTENT.length} bytes; reads of 50 from the cache`);
-    const probe = new Redis(redis.url);
-    const cpu: CpuProbe = async () => {
-      const server = ((await (await fetch(`${urls.baseline}/__cpu`)).json()) as { us: number }).us;
-      const info = await probe.info('cpu');
-      const seconds = ['used_cpu_sys', 'used_cpu_user'].reduce((sum, k) => sum + Number(new RegExp(`^${k}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0), 0);
-      return server + seconds * 1e6;
-    };
-    await httpBench(urls, cpu);
-    probe.disconnect();
-    child.kill('SIGTERM');
-    await new Promise((r) => child!.once('exit', r));
-    child = undefined;
+    // The api role migrates the database; the baselines start once it has.
+    const api = await spawnServer(pinning, ['workers/run-role.ts', 'api'], env, /API\s+(http:\/\/\S+)\/api/);
+    children.push(api.child);
+    const baselines = await spawnServer(pinning, ['bench/messages.ts', 'serve'], { ...env, DATABASE_MIGRATE_ON_START: 'false' }, /^(\{"baseline".*\})$/m);
+    children.push(baselines.child);
+    await httpBench(
+      { api: { url: api.match[1]!, pid: api.child.pid! }, baselines: { ...(JSON.parse(baselines.match[1]!) as { baseline: string; baselineAuth: string }), pid: baselines.child.pid! } },
+      pinning,
+    );
+    for (const child of children.splice(0)) await stopChild(child);
+    unpinLoad(pinning);
 
     console.log('Persist to PostgreSQL 15 (fsync off): MESSAGE_PERSIST_BATCH 500, MESSAGE_PERSIST_SHARDS 4');
     await persistBench(redis.url, databaseUrl, path.join(tmp, 'data'));

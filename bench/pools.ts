@@ -7,13 +7,9 @@
  *     the pop script that records the consumed id, metrics, the marking trigger);
  *   - express:  a bare express app whose one route does only RPOP (the baseline of the target);
  *   - node:http: a bare node:http server doing only RPOP (the ceiling of this machine).
- * Each server is first warmed up (PREWARM_MS at 64 clients: the JIT compiles the hot paths; the
- * platform, with far more code, needs longer than the bare servers to reach its steady state).
- * Runs are then interleaved and repeated; each figure is the median round (by rate). With
- * `taskset` and 2+ cores the servers run on CPUs 1.. and the load generator and Redis on CPU 0, so
- * that a server never shares its core with the load (that sharing, not the server, dominated the
- * spread between runs). Then pop-many with
- * count 100 (items/s). The lists are topped up with synthetic items between runs (the HTTP path
+ * The method is bench/http-load.ts': servers pinned away from the load generator and Redis, each
+ * warmed up first, interleaved rounds, the median round (by rate). Then pop-many with count 100
+ * (items/s). The lists are topped up with synthetic items between runs (the HTTP path
  * does not care where an item came from); refill and marking are measured on their own:
  *   - refill rows/s: refillPool (reserve in batches of 500 + fenced LPUSH) from PostgreSQL, against
  *     the reference design's SELECT + LPUSH with no reservation;
@@ -24,12 +20,11 @@
  * BENCH_ROUNDS (default 5) sets the rounds; BENCH_PART=http|db runs one half; BENCH_PROFILE_DIR
  * writes CPU profiles of the three servers (api/, express/, http/ under it).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -43,13 +38,11 @@ import { createKeys } from '../src/redis/keys.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
 import { TEST_ADMIN, testEnv } from '../test/support/env.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
-import { medianBy, percentile } from './stats.js';
+import { fmt, load, ms, pinLoadToCpu0, pinToLoadCpu, PREWARM_MS, profileFlags, rate, ROOT, spawnServer, stopChild, unpinLoad, type LoadResult, type Pinning, type Target } from './http-load.js';
+import { medianBy } from './stats.js';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..');
 const RUN_MS = 4000;
 const WARMUP_MS = 800;
-const PREWARM_MS = 5000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CLIENTS = [1, 64];
 const TEXT = 'A pooled title of about fifty bytes, ready to serve';
@@ -93,138 +86,8 @@ async function serve(kind: string, redisUrl: string): Promise<void> {
   server.listen(0, '127.0.0.1', () => console.log(`listening ${(server.address() as { port: number }).port}`));
 }
 
-// ---------------------------------------------------------------------------------------------
-// Load generator.
-
-interface LoadResult {
-  requests: number;
-  errors: number;
-  items: number;
-  seconds: number;
-  p50: number;
-  p99: number;
-  /** CPU time of the server process per request (user + system), µs. */
-  cpuUs: number;
-}
-
-/** CPU time (user + system) a process has used so far, in µs, from /proc (clock ticks of 10 ms). */
-function processCpuUs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-interface Target {
-  name: string;
-  url: string;
-  /** The server process, whose CPU time per request is reported. */
-  pid: number;
-  headers: Record<string, string>;
-  body?: string;
-  /** Count items in `{items: [...]}` answers (pop-many). */
-  many?: boolean;
-}
-
-async function load(target: Target, clients: number, ms: number): Promise<LoadResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
-  const latencies: number[] = [];
-  let errors = 0;
-  let items = 0;
-  const url = new URL(target.url);
-  const headers = { ...target.headers, ...(target.body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(target.body)) } : { 'content-length': '0' }) };
-  const once = () =>
-    new Promise<void>((resolve) => {
-      const started = performance.now();
-      const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          latencies.push(performance.now() - started);
-          if (res.statusCode !== 200) errors += 1;
-          else if (target.many) items += (JSON.parse(Buffer.concat(chunks).toString()) as { items: unknown[] }).items.length;
-          else items += 1;
-          resolve();
-        });
-      });
-      req.on('error', () => {
-        errors += 1;
-        resolve();
-      });
-      req.end(target.body);
-    });
-  const started = performance.now();
-  const cpu0 = processCpuUs(target.pid);
-  const deadline = started + ms;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (performance.now() < deadline) await once();
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  const cpuUs = (processCpuUs(target.pid) - cpu0) / Math.max(1, latencies.length);
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return { requests: latencies.length, errors, items, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuUs };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Processes.
-
-/**
- * CPUs for the servers and for the load (this process and Redis), when taskset can pin them.
- * Set by main() only: a server child (serve mode) must keep the CPU it was started on.
- */
-let PINNING: { servers: string; load: string } | undefined;
-
-function pinLoadToCpu0(): { servers: string; load: string } | undefined {
-  const cpus = os.availableParallelism();
-  if (cpus < 2) return undefined;
-  try {
-    execFileSync('taskset', ['-pc', '0', String(process.pid)], { stdio: 'ignore' });
-  } catch {
-    return undefined;
-  }
-  return { servers: cpus === 2 ? '1' : `1-${cpus - 1}`, load: '0' };
-}
-
-function spawnServer(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, nodeFlags: string[] = []): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  const command = [process.execPath, ...nodeFlags, '--import', 'tsx', ...args];
-  if (PINNING) command.unshift('taskset', '-c', PINNING.servers);
-  const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 90_000);
-    const check = () => {
-      const match = ready.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, match });
-      }
-    };
-    child.stdout!.on('data', (d) => {
-      out += d;
-      check();
-    });
-    child.stderr!.on('data', (d) => (out += d));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code}):\n${out}`));
-    });
-  });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-// ---------------------------------------------------------------------------------------------
-
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const ms = (n: number) => `${n.toFixed(2)} ms`;
+/** CPUs of the servers and of the load (set by main() only: a server child keeps its CPU). */
+let PINNING: Pinning | undefined;
 
 async function topUp(redis: Redis, key: string, want: number, nextId: { value: number }): Promise<void> {
   let length = await redis.llen(key);
@@ -251,10 +114,11 @@ async function httpBench(env: Env): Promise<void> {
   const keys = createKeys('wp');
   const poolKey = keys.pool('titles', 1);
   const nextId = { value: 1_000_000_000 };
+  const pop = (path: string) => () => ({ path, method: 'POST' });
   const targets: (Target & { key: string })[] = [
-    { name: 'platform pop (auth)', url: `${env.apiUrl}/api/pools/titles/1/pop`, pid: env.pids.api, headers: auth, key: poolKey },
-    { name: 'bare express RPOP', url: `${env.expressUrl}/pop`, pid: env.pids.express, headers: {}, key: BARE_KEY },
-    { name: 'bare node:http RPOP', url: `${env.httpUrl}/pop`, pid: env.pids.http, headers: {}, key: BARE_KEY },
+    { name: 'platform pop (auth)', url: env.apiUrl, call: pop('/api/pools/titles/1/pop'), okStatus: 200, pid: env.pids.api, headers: auth, key: poolKey },
+    { name: 'bare express RPOP', url: env.expressUrl, call: pop('/pop'), okStatus: 200, pid: env.pids.express, headers: {}, key: BARE_KEY },
+    { name: 'bare node:http RPOP', url: env.httpUrl, call: pop('/pop'), okStatus: 200, pid: env.pids.http, headers: {}, key: BARE_KEY },
   ];
   console.log(
     `HTTP: each server warmed up ${PREWARM_MS} ms, then ${RUN_MS} ms per run after ${WARMUP_MS} ms warm-up, median of ${ROUNDS} interleaved rounds; ` +
@@ -278,7 +142,6 @@ async function httpBench(env: Env): Promise<void> {
       }
     }
   }
-  const rate = (r: LoadResult) => r.requests / r.seconds;
   const median = new Map([...rounds].map(([id, rs]) => [id, medianBy(rs, rate)]));
   console.log('pops over HTTP            clients   pops/s      p50        p99      errors   server CPU/pop');
   for (const clients of CLIENTS) {
@@ -300,7 +163,16 @@ async function httpBench(env: Env): Promise<void> {
   }
 
   // pop-many, count 100
-  const many: Target = { name: 'platform pop-many 100', url: `${env.apiUrl}/api/pools/titles/1/pop-many`, pid: env.pids.api, headers: auth, body: JSON.stringify({ count: 100 }), many: true };
+  const manyBody = JSON.stringify({ count: 100 });
+  const many: Target = {
+    name: 'platform pop-many 100',
+    url: env.apiUrl,
+    call: () => ({ path: '/api/pools/titles/1/pop-many', method: 'POST', body: manyBody }),
+    okStatus: 200,
+    items: (body) => (JSON.parse(body.toString()) as { items: unknown[] }).items.length,
+    pid: env.pids.api,
+    headers: auth,
+  };
   const manyClients = 16;
   const manyRounds: LoadResult[] = [];
   for (let round = 0; round < ROUNDS; round++) {
@@ -393,19 +265,14 @@ async function dbBench(env: Env): Promise<void> {
   console.log(`  reference, one UPDATE per row: ${fmt(sample.length / ((performance.now() - t) / 1000))} rows/s (${fmt(sample.length)} rows)`);
 }
 
-/** Node flags that write a server's CPU profile to BENCH_PROFILE_DIR/<name>/ (none without it). */
-function profile(name: string): string[] {
-  const dir = process.env.BENCH_PROFILE_DIR;
-  return dir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, name)}`] : [];
-}
-
 async function main(): Promise<void> {
-  PINNING = pinLoadToCpu0();
   const part = process.env.BENCH_PART ?? 'all';
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'wp-bench-pools-'));
   const redisServer = await startRedisServer({ dir: path.join(tmp, 'redis') });
-  if (PINNING) execFileSync('taskset', ['-pc', PINNING.load, String(redisServer.pid)], { stdio: 'ignore' });
+  // PostgreSQL first: started after the pinning, it would inherit the load's one CPU.
   const cluster = await startPostgresCluster();
+  PINNING = pinLoadToCpu0();
+  pinToLoadCpu(PINNING, redisServer.pid);
   const children: ChildProcess[] = [];
   const redis = new Redis(redisServer.url);
   let pool: pg.Pool | undefined;
@@ -430,9 +297,9 @@ async function main(): Promise<void> {
     });
     const bareEnv = { PATH: process.env.PATH, NODE_ENV: 'production' };
     const [platform, bareExpress, bareHttp] = await Promise.all([
-      spawnServer(['workers/run-role.ts', 'api'], platformEnv, /API\s+(http:\/\/\S+)\/api/, profile('api')),
-      spawnServer(['bench/pools.ts', 'serve', 'express', redisServer.url], bareEnv, /listening (\d+)/, profile('express')),
-      spawnServer(['bench/pools.ts', 'serve', 'http', redisServer.url], bareEnv, /listening (\d+)/, profile('http')),
+      spawnServer(PINNING, ['workers/run-role.ts', 'api'], platformEnv, /API\s+(http:\/\/\S+)\/api/, profileFlags('api')),
+      spawnServer(PINNING, ['bench/pools.ts', 'serve', 'express', redisServer.url], bareEnv, /listening (\d+)/, profileFlags('express')),
+      spawnServer(PINNING, ['bench/pools.ts', 'serve', 'http', redisServer.url], bareEnv, /listening (\d+)/, profileFlags('http')),
     ]);
     children.push(platform.child, bareExpress.child, bareHttp.child);
     const apiUrl = platform.match[1]!;
@@ -450,7 +317,12 @@ async function main(): Promise<void> {
 
     console.log(`pools benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     if (part !== 'db') await httpBench(env);
-    if (part !== 'http') await dbBench(env);
+    if (part !== 'http') {
+      // Refill and marking run here, against PostgreSQL: on every CPU, as a worker would.
+      for (const c of children.splice(0)) await stopChild(c);
+      unpinLoad(PINNING);
+      await dbBench(env);
+    }
   } finally {
     for (const c of children) await stopChild(c).catch(() => undefined);
     redis.disconnect();

@@ -1,0 +1,192 @@
+/**
+ * The HTTP side of the benchmarks that compare the platform's routes with bare servers
+ * (bench:pools, bench:messages): server processes pinned to their own CPUs, a closed-loop load
+ * generator (node:http, keep-alive, one connection per client), and each server's CPU time per
+ * request read from /proc.
+ *
+ * The method: with `taskset` and 2+ cores the servers run on CPUs 1.. and this process (the load)
+ * and Redis on CPU 0, so that a server never shares its core with the load (that sharing, not the
+ * server, dominated the spread between runs); each server is warmed up for seconds first (the JIT
+ * compiles the hot paths; the platform, with far more code, needs longer than a bare server); the
+ * runs are interleaved and repeated, and each figure is the median round.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { percentile } from './stats.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** How long each server is loaded (64 clients) before its first measured run. */
+export const PREWARM_MS = 5000;
+
+export interface LoadResult {
+  requests: number;
+  errors: number;
+  /** Items counted by the target's `items` (1 per good answer by default). */
+  items: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+  /** CPU time of the server process per request (user + system), µs. */
+  cpuUs: number;
+}
+
+export const rate = (r: LoadResult) => r.requests / r.seconds;
+
+/** One request of a client: its path, method and JSON body. */
+export interface Call {
+  path: string;
+  method: string;
+  body?: string;
+}
+
+export interface Target {
+  name: string;
+  /** The server's base URL (`http://127.0.0.1:port`). */
+  url: string;
+  /** The server process, whose CPU time per request is reported. */
+  pid: number;
+  headers: Record<string, string>;
+  /** The request client `client` makes next. */
+  call: (client: number) => Call;
+  /** The status of a good answer. */
+  okStatus: number;
+  /** Items in a good answer (default 1); reads the body only when given. */
+  items?: (body: Buffer) => number;
+}
+
+/** CPU time (user + system) a process has used so far, in µs, from /proc (clock ticks of 10 ms). */
+export function processCpuUs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** `clients` clients, each sending its next request as soon as the last one was answered, for `ms`. */
+export async function load(target: Target, clients: number, ms: number): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  const base = new URL(target.url);
+  const latencies: number[] = [];
+  let errors = 0;
+  let items = 0;
+  const once = (client: number) =>
+    new Promise<void>((resolve) => {
+      const { path: p, method, body } = target.call(client);
+      const headers = { ...target.headers, ...(body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : method === 'GET' ? {} : { 'content-length': '0' }) };
+      const started = performance.now();
+      const req = http.request({ host: base.hostname, port: base.port, path: p, method, agent, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => (target.items ? chunks.push(c) : undefined));
+        res.on('end', () => {
+          latencies.push(performance.now() - started);
+          if (res.statusCode !== target.okStatus) errors += 1;
+          else items += target.items ? target.items(Buffer.concat(chunks)) : 1;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        errors += 1;
+        resolve();
+      });
+      req.end(body);
+    });
+  const started = performance.now();
+  const cpu0 = processCpuUs(target.pid);
+  const deadline = started + ms;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      while (performance.now() < deadline) await once(client);
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpuUs = (processCpuUs(target.pid) - cpu0) / Math.max(1, latencies.length);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return { requests: latencies.length, errors, items, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuUs };
+}
+
+export interface Pinning {
+  servers: string;
+  load: string;
+}
+
+/**
+ * Pins this process (the load generator) to CPU 0 and returns the CPUs for the servers and for
+ * Redis, or undefined when there are fewer than 2 CPUs or no taskset. Call it from a bench's
+ * main() only: a server child must keep the CPU it was started on.
+ */
+export function pinLoadToCpu0(): Pinning | undefined {
+  const cpus = os.availableParallelism();
+  if (cpus < 2) return undefined;
+  try {
+    execFileSync('taskset', ['-apc', '0', String(process.pid)], { stdio: 'ignore' });
+  } catch {
+    return undefined;
+  }
+  return { servers: cpus === 2 ? '1' : `1-${cpus - 1}`, load: '0' };
+}
+
+/** Gives this process every CPU again (for the parts of a bench measured after the HTTP runs). */
+export function unpinLoad(pinning: Pinning | undefined): void {
+  if (pinning) execFileSync('taskset', ['-apc', `0-${os.cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' });
+}
+
+/** Pins another process (Redis) to the load's CPU. */
+export function pinToLoadCpu(pinning: Pinning | undefined, pid: number): void {
+  if (pinning) execFileSync('taskset', ['-apc', pinning.load, String(pid)], { stdio: 'ignore' });
+}
+
+/** Starts `node [flags] --import tsx ...args` (on the servers' CPUs) and resolves once its output matches `ready`. */
+export function spawnServer(
+  pinning: Pinning | undefined,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+  nodeFlags: string[] = [],
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const command = [process.execPath, ...nodeFlags, '--import', 'tsx', ...args];
+  if (pinning) command.unshift('taskset', '-c', pinning.servers);
+  const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 90_000);
+    const check = () => {
+      const match = ready.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, match });
+      }
+    };
+    child.stdout!.on('data', (d) => {
+      out += d;
+      check();
+    });
+    child.stderr!.on('data', (d) => (out += d));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}):\n${out}`));
+    });
+  });
+}
+
+/** SIGTERM (so that --cpu-prof writes its profile), SIGKILL after 10 s. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Node flags that write a server's CPU profile to BENCH_PROFILE_DIR/<name>/ (none without it). */
+export function profileFlags(name: string): string[] {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, name)}`] : [];
+}
+
+export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+export const ms = (n: number) => `${n.toFixed(2)} ms`;
