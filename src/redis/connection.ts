@@ -59,7 +59,13 @@ export function createRedisClient(target: RedisTarget, kind: ConnectionKind, o: 
       redisOptions: options,
       clusterRetryStrategy: retryStrategy,
       enableOfflineQueue: options.enableOfflineQueue ?? true,
-      enableReadyCheck: true,
+      // The ready check (CLUSTER INFO) goes to a sampled node; without an offline queue ioredis
+      // rejects a command for a node that is still connecting ("Connection is closed"), so on a
+      // connect the check failed at random and the whole cluster connection was torn down and
+      // reconnected, over and over under load, failing every command meanwhile ("Cluster isn't
+      // ready"). Without the check such a connection is ready once it has the slot map; a cluster
+      // that is really down answers CLUSTERDOWN, which fails fast as well.
+      enableReadyCheck: options.enableOfflineQueue !== false,
       ...(kind === 'bullmq' ? {} : { maxRedirections: 16 }),
       // A command whose node connection closed may have run: never retry it elsewhere.
       ...(kind === 'once' ? { retryDelayOnFailover: 0 } : {}),
