@@ -19,7 +19,7 @@
  *
  * Starts its own redis-server and PostgreSQL cluster and removes them afterwards.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -39,6 +39,7 @@ import { startRedisServer } from '../src/services/redis-server-process.js';
 import { rssDocument, startFeedServer, type FeedServer } from '../test/fixtures/feeds/feed-server.js';
 import { testEnv } from '../test/support/env.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
+import { processCpuUs } from './http-load.js';
 import { spawnPlatform, type PlatformProcess } from '../test/support/processes.js';
 import { median } from './stats.js';
 
@@ -84,10 +85,7 @@ function env(redisUrl: string, databaseUrl: string, dataDir: string, spacingMs: 
 }
 
 /** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+const cpuSeconds = (pid: number) => processCpuUs(pid) / 1e6;
 
 async function round(spec: RoundSpec, ctx: { redisUrl: string; dbUrl: string; dataDir: string; server: FeedServer }): Promise<RoundResult> {
   const { label, feeds: count, domains, spacingMs } = spec;

@@ -1,6 +1,7 @@
 /**
  * The HTTP side of the benchmarks that compare the platform's routes with bare servers
- * (bench:pools, bench:messages): server processes pinned to their own CPUs, a closed-loop load
+ * (bench:pools, bench:messages): server processes pinned to their own CPUs (started as the tests
+ * start theirs, test/support/processes.ts), a closed-loop load
  * generator (node:http, keep-alive, one connection per client), and each server's CPU time per
  * request read from /proc.
  *
@@ -10,12 +11,13 @@
  * compiles the hot paths; the platform, with far more code, needs longer than a bare server); the
  * runs are interleaved and repeated, and each figure is the median round.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { spawnTsProcess, type PlatformProcess } from '../test/support/processes.js';
 import { percentile } from './stats.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -139,47 +141,16 @@ export function pinToLoadCpu(pinning: Pinning | undefined, pid: number): void {
   if (pinning) execFileSync('taskset', ['-apc', pinning.load, String(pid)], { stdio: 'ignore' });
 }
 
-/** Starts `node [flags] --import tsx ...args` (on the servers' CPUs) and resolves once its output matches `ready`. */
-export function spawnServer(
+/** Starts `node [flags] --import tsx script ...args` on the servers' CPUs; resolves once its output matches `ready`, with the match. */
+export async function spawnServer(
   pinning: Pinning | undefined,
-  args: string[],
+  [script, ...args]: string[],
   env: NodeJS.ProcessEnv,
   ready: RegExp,
   nodeFlags: string[] = [],
-): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  const command = [process.execPath, ...nodeFlags, '--import', 'tsx', ...args];
-  if (pinning) command.unshift('taskset', '-c', pinning.servers);
-  const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 90_000);
-    const check = () => {
-      const match = ready.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, match });
-      }
-    };
-    child.stdout!.on('data', (d) => {
-      out += d;
-      check();
-    });
-    child.stderr!.on('data', (d) => (out += d));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code}):\n${out}`));
-    });
-  });
-}
-
-/** SIGTERM (so that --cpu-prof writes its profile), SIGKILL after 10 s. */
-export async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
+): Promise<{ server: PlatformProcess; match: RegExpExecArray }> {
+  const server = await spawnTsProcess(script!, args, env, { name: script!, ready: (out) => ready.test(out), startTimeoutMs: 90_000, nodeFlags, ...(pinning ? { cpus: pinning.servers } : {}) });
+  return { server, match: ready.exec(server.output())! };
 }
 
 /** Node flags that write a server's CPU profile to BENCH_PROFILE_DIR/<name>/ (none without it). */

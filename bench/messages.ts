@@ -20,7 +20,6 @@
  * Starts its own redis-server and PostgreSQL cluster (fsync off) and removes them afterwards.
  */
 import { randomUUID } from 'node:crypto';
-import { type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -43,8 +42,9 @@ import type { AcceptedMessage } from '../src/queues/payloads/messages.js';
 import { startPlatform } from '../src/runtime/start-platform.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
 import { TEST_ADMIN, testEnv } from '../test/support/env.js';
+import type { PlatformProcess } from '../test/support/processes.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
-import { fmt, load, ms, pinLoadToCpu0, pinToLoadCpu, PREWARM_MS, rate, spawnServer, stopChild, unpinLoad, type LoadResult, type Pinning, type Target } from './http-load.js';
+import { fmt, load, ms, pinLoadToCpu0, pinToLoadCpu, PREWARM_MS, rate, spawnServer, unpinLoad, type LoadResult, type Pinning, type Target } from './http-load.js';
 import { medianBy } from './stats.js';
 
 const RUN_MS = 3000;
@@ -292,11 +292,11 @@ async function main(): Promise<void> {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'wp-bench-messages-'));
   const redis = await startRedisServer({ dir: path.join(tmp, 'redis') });
   let pg: Awaited<ReturnType<typeof startPostgresCluster>> | undefined;
-  const children: ChildProcess[] = [];
+  const children: PlatformProcess[] = [];
   let cleaning: Promise<void> | undefined;
   const cleanup = () =>
     (cleaning ??= (async () => {
-      for (const child of children) await stopChild(child).catch(() => undefined);
+      for (const child of children) await child.stop(10_000).catch(() => undefined);
       await redis.stop();
       await pg?.stop();
       rmSync(tmp, { recursive: true, force: true });
@@ -321,14 +321,14 @@ async function main(): Promise<void> {
     console.log(`messages benchmark, ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, load average ${os.loadavg()[0]!.toFixed(1)}`);
     // The api role migrates the database; the baselines start once it has.
     const api = await spawnServer(pinning, ['workers/run-role.ts', 'api'], env, /API\s+(http:\/\/\S+)\/api/);
-    children.push(api.child);
+    children.push(api.server);
     const baselines = await spawnServer(pinning, ['bench/messages.ts', 'serve'], { ...env, DATABASE_MIGRATE_ON_START: 'false' }, /^(\{"baseline".*\})$/m);
-    children.push(baselines.child);
+    children.push(baselines.server);
     await httpBench(
-      { api: { url: api.match[1]!, pid: api.child.pid! }, baselines: { ...(JSON.parse(baselines.match[1]!) as { baseline: string; baselineAuth: string }), pid: baselines.child.pid! } },
+      { api: { url: api.match[1]!, pid: api.server.pid }, baselines: { ...(JSON.parse(baselines.match[1]!) as { baseline: string; baselineAuth: string }), pid: baselines.server.pid } },
       pinning,
     );
-    for (const child of children.splice(0)) await stopChild(child);
+    for (const child of children.splice(0)) await child.stop(10_000);
     unpinLoad(pinning);
 
     console.log('Persist to PostgreSQL 15 (fsync off): MESSAGE_PERSIST_BATCH 500, MESSAGE_PERSIST_SHARDS 4');

@@ -20,7 +20,7 @@
  * BENCH_ROUNDS (default 5) sets the rounds; BENCH_PART=http|db runs one half; BENCH_PROFILE_DIR
  * writes CPU profiles of the three servers (api/, express/, http/ under it).
  */
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -37,8 +37,9 @@ import { refillPool } from '../src/pools/refill-pool.js';
 import { createKeys } from '../src/redis/keys.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
 import { TEST_ADMIN, testEnv } from '../test/support/env.js';
+import type { PlatformProcess } from '../test/support/processes.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
-import { fmt, load, ms, pinLoadToCpu0, pinToLoadCpu, PREWARM_MS, profileFlags, rate, ROOT, spawnServer, stopChild, unpinLoad, type LoadResult, type Pinning, type Target } from './http-load.js';
+import { fmt, load, ms, pinLoadToCpu0, pinToLoadCpu, PREWARM_MS, profileFlags, rate, ROOT, spawnServer, unpinLoad, type LoadResult, type Pinning, type Target } from './http-load.js';
 import { medianBy } from './stats.js';
 
 const RUN_MS = 4000;
@@ -273,7 +274,7 @@ async function main(): Promise<void> {
   const cluster = await startPostgresCluster();
   PINNING = pinLoadToCpu0();
   pinToLoadCpu(PINNING, redisServer.pid);
-  const children: ChildProcess[] = [];
+  const children: PlatformProcess[] = [];
   const redis = new Redis(redisServer.url);
   let pool: pg.Pool | undefined;
   try {
@@ -301,7 +302,7 @@ async function main(): Promise<void> {
       spawnServer(PINNING, ['bench/pools.ts', 'serve', 'express', redisServer.url], bareEnv, /listening (\d+)/, profileFlags('express')),
       spawnServer(PINNING, ['bench/pools.ts', 'serve', 'http', redisServer.url], bareEnv, /listening (\d+)/, profileFlags('http')),
     ]);
-    children.push(platform.child, bareExpress.child, bareHttp.child);
+    children.push(platform.server, bareExpress.server, bareHttp.server);
     const apiUrl = platform.match[1]!;
     const login = await fetch(`${apiUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(TEST_ADMIN) });
     const { token } = (await login.json()) as { token: string };
@@ -312,19 +313,19 @@ async function main(): Promise<void> {
       token,
       expressUrl: `http://127.0.0.1:${bareExpress.match[1]}`,
       httpUrl: `http://127.0.0.1:${bareHttp.match[1]}`,
-      pids: { api: platform.child.pid!, express: bareExpress.child.pid!, http: bareHttp.child.pid! },
+      pids: { api: platform.server.pid, express: bareExpress.server.pid, http: bareHttp.server.pid },
     };
 
     console.log(`pools benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     if (part !== 'db') await httpBench(env);
     if (part !== 'http') {
       // Refill and marking run here, against PostgreSQL: on every CPU, as a worker would.
-      for (const c of children.splice(0)) await stopChild(c);
+      for (const c of children.splice(0)) await c.stop(10_000);
       unpinLoad(PINNING);
       await dbBench(env);
     }
   } finally {
-    for (const c of children) await stopChild(c).catch(() => undefined);
+    for (const c of children) await c.stop(10_000).catch(() => undefined);
     redis.disconnect();
     await pool?.end().catch(() => undefined);
     await redisServer.stop();

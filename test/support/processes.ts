@@ -31,9 +31,19 @@ export async function spawnTsProcess(
   script: string,
   args: string[],
   env: NodeJS.ProcessEnv,
-  options: { name: string; ready: (output: string) => boolean; startTimeoutMs?: number },
+  options: {
+    name: string;
+    ready: (output: string) => boolean;
+    startTimeoutMs?: number;
+    /** Node flags before the script (--cpu-prof, ...). */
+    nodeFlags?: string[];
+    /** Run on these CPUs only (`taskset -c`, which execs node: the pid stays node's). */
+    cpus?: string;
+  },
 ): Promise<PlatformProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
+  const command = [process.execPath, ...(options.nodeFlags ?? []), '--import', 'tsx', path.join(ROOT, script), ...args];
+  if (options.cpus) command.unshift('taskset', '-c', options.cpus);
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: ROOT,
     env: { PATH: process.env.PATH, ...env, LOG_PRETTY: 'false' },
     stdio: ['ignore', 'pipe', 'pipe'],
