@@ -3,9 +3,9 @@ import { defineConfig } from 'vitest/config';
 /**
  * Projects:
  * - unit: pure modules, tests beside them in src/ (no Redis, no DB);
- * - integration: test/** on PGlite for in-process tests (multi-process tests ask for PostgreSQL);
- * - db-postgres: test/db/** again on PostgreSQL, so SQL-level code runs on both databases.
- * Each test file gets its own Redis and database (see test/support).
+ * - integration: test/** (except e2e) on PostgreSQL and Redis, in-process and multi-process;
+ * - e2e: test/e2e/**, the platform started as `npm start` starts it, used over HTTP.
+ * Each test file gets its own Redis and database (see test/support); e2e files their own DATA_DIR.
  */
 export default defineConfig({
   test: {
@@ -18,8 +18,8 @@ export default defineConfig({
     reporters: ['default'],
     projects: [
       { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts', 'dashboards/**/*.test.ts'] } },
-      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], env: { TEST_DB: 'pglite' } } },
-      { extends: true, test: { name: 'db-postgres', include: ['test/db/**/*.test.ts'], env: { TEST_DB: 'postgres' } } },
+      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/e2e/**'] } },
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
     ],
   },
 });

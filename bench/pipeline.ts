@@ -3,7 +3,7 @@
  *
  * A. One 500-item crawl result through steps 1-6 (idempotency check, item state machine in
  *    Redis, snapshots + hourly stats + alerts + weight in one transaction, next crawl scheduled,
- *    caches invalidated), on PostgreSQL and on PGlite: p50 / p99 ms per result and results/s
+ *    caches invalidated), on PostgreSQL: p50 / p99 ms per result and results/s
  *    (one result at a time). Workload: BENCH_PIPELINE_IPS IPs (default 20) crawled
  *    BENCH_PIPELINE_ROUNDS times each (default 5); each result has 250 on-sale and 250 sold
  *    items, and between rounds some sell, some change price and new ones are listed.
@@ -21,7 +21,7 @@
  *    50) which holds crawls back by design (reported with the most jobs seen waiting).
  *    Target: p99 (non-binding) <= 1.5x plain.
  *
- * Starts its own redis-server (no AOF), PostgreSQL cluster and PGlite; removes them afterwards.
+ * Starts its own redis-server (no AOF) and PostgreSQL cluster; removes them afterwards.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -32,7 +32,6 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../src/config/index.js';
 import { createDatabase, type Database } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrate.js';
-import { startPglite } from '../src/db/pglite-server.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { createResultPipeline, createScheduler, type PipelineContext } from '../src/pipeline/components.js';
@@ -79,7 +78,7 @@ async function openEnv(redisUrl: string, dbUrl: string, poolSize: number, extra:
   const redis = connections.create('command', 'bench');
   await waitForReady(redis);
   const queues = new QueueRegistry({ config, connections, keys });
-  const db = createDatabase({ url: dbUrl, poolSize, singleConnection: poolSize === 1 });
+  const db = createDatabase({ url: dbUrl, poolSize });
   return {
     config,
     connections,
@@ -265,13 +264,11 @@ await admin.end();
 const pgUrl = new URL(cluster.url);
 pgUrl.pathname = '/bench_pipeline';
 await applyMigrations(pgUrl.toString());
-const lite = await startPglite({ dataDir: 'memory://' });
-await applyMigrations(lite.url);
 
 try {
   console.log(`pipeline benchmark — ${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores\n`);
   if (PARTS.includes('A')) console.log(`A. one ${ITEMS}-item result through steps 1-6 (${IPS} IPs x ${ROUNDS} rounds, one at a time)`);
-  for (const [label, url, pool] of PARTS.includes('A') ? ([['PostgreSQL', pgUrl.toString(), 10], ['PGlite', lite.url, 1]] as const) : []) {
+  for (const [label, url, pool] of PARTS.includes('A') ? ([['PostgreSQL', pgUrl.toString(), 10]] as const) : []) {
     const env = await openEnv(redisServer.url, url, pool);
     await env.redis.flushall();
     const r = await benchResults(label, env);
@@ -302,7 +299,6 @@ try {
   }
   await env.close();
 } finally {
-  await lite.stop();
   await cluster.stop();
   await redisServer.stop();
   rmSync(dir, { recursive: true, force: true });

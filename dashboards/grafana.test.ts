@@ -5,7 +5,7 @@ import { Metrics } from '../src/metrics/metrics.js';
 /**
  * The Grafana dashboard only plots metrics the platform exports: the process-wide ones registered
  * here, and the domain ones listed in domain-metrics.json, which a running platform with every role
- * must export (checked in test/foundation/embedded-start.test.ts).
+ * must export (checked in test/e2e/restart-and-attach.test.ts).
  */
 describe('Grafana dashboard', () => {
   const dashboard = JSON.parse(readFileSync(new URL('./grafana/worker-platform.json', import.meta.url), 'utf8'));

@@ -4,7 +4,7 @@ import { bool, int, num, oneOf, optionalStr, setting, str } from './define.js';
 export const coreSettings = {
   nodeEnv: setting('NODE_ENV', oneOf(['development', 'production', 'test']), 'development', 'Runtime environment; production refuses example secrets.'),
   instanceId: setting('INSTANCE_ID', optionalStr(), undefined, 'This process in the cluster registry; default <hostname>-<pid>.'),
-  dataDir: setting('DATA_DIR', str(), './data', 'Where the embedded Redis and PGlite keep their data.'),
+  dataDir: setting('DATA_DIR', str(), './data', 'Where the embedded Redis and PostgreSQL keep their data (and services.json: their ports and generated passwords, 0600). Processes started with the same DATA_DIR attach to the running services.'),
   logLevel: setting('LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info', 'pino log level.'),
   logPretty: setting('LOG_PRETTY', optionalStr(), undefined, 'true/false: human-readable logs; default: pretty when stdout is a terminal.'),
   installMissing: setting('INSTALL_MISSING', bool(), true, 'Install a missing redis-server/chromium/postgresql with apt-get (Debian/Ubuntu as root).'),
@@ -32,10 +32,10 @@ export const redisSettings = {
   serverBin: setting('REDIS_SERVER_BIN', str(), 'redis-server', 'redis-server binary for the embedded Redis.'),
 };
 
-/** PostgreSQL. Without DATABASE_URL the platform serves PGlite (single connection) under DATA_DIR. */
+/** PostgreSQL. Without DATABASE_URL the platform runs a private PostgreSQL server under DATA_DIR. */
 export const databaseSettings = {
-  url: setting('DATABASE_URL', optionalStr(), undefined, 'postgresql://user:pass@host:port/db; unset = embedded PGlite under DATA_DIR (one process only).', { secret: true }),
-  poolSize: setting('DATABASE_POOL_SIZE', int(1, 500), 10, 'Connections per process (the embedded PGlite always uses 1).'),
+  url: setting('DATABASE_URL', optionalStr(), undefined, 'postgresql://user:pass@host:port/db; unset = embedded PostgreSQL under DATA_DIR (started by the first process, attached to by the others).', { secret: true }),
+  poolSize: setting('DATABASE_POOL_SIZE', int(1, 500), 10, 'Connections per process.'),
   statementTimeoutMs: setting('DATABASE_STATEMENT_TIMEOUT_MS', int(0), 30000, 'Statement timeout per query (0 = none).'),
   migrateOnStart: setting('DATABASE_MIGRATE_ON_START', bool(), true, 'Apply pending migrations when a process starts.'),
 };

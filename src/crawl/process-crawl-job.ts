@@ -10,6 +10,8 @@ import { crawlTask, type CrawlDeps } from './crawl-task.js';
 
 export interface CrawlSummary {
   taskId: string;
+  /** The platform instance (process) that crawled. */
+  crawledBy: string;
   items: number;
   pagesCrawled: number;
   errors: number;
@@ -17,12 +19,12 @@ export interface CrawlSummary {
 
 export const resultJobId = (taskId: string) => `result-${taskId}`;
 
-export function createCrawlProcessor(deps: CrawlDeps & { queues: QueueRegistry }): JobProcessor<'crawl', CrawlSummary> {
+export function createCrawlProcessor(deps: CrawlDeps & { queues: QueueRegistry; instanceId: string }): JobProcessor<'crawl', CrawlSummary> {
   return async (job, ctx) => {
     const task = job.data;
-    const result = await crawlTask(deps, task, ctx.logger);
+    const result = { ...(await crawlTask(deps, task, ctx.logger)), crawledBy: deps.instanceId };
     await deps.queues.add('crawlResult', 'result', result, { jobId: resultJobId(task.taskId) });
-    const summary = { taskId: task.taskId, items: result.items.length, pagesCrawled: result.pagesCrawled, errors: result.errors.length };
+    const summary = { taskId: task.taskId, crawledBy: deps.instanceId, items: result.items.length, pagesCrawled: result.pagesCrawled, errors: result.errors.length };
     ctx.logger.info({ ipId: task.ipId, keyword: task.keyword, ...summary }, 'crawl finished');
     return summary;
   };

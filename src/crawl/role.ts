@@ -79,6 +79,7 @@ export async function startCrawlerRole(ctx: PlatformContext): Promise<CrawlerRol
       breaker,
       metrics,
       queues: ctx.queues,
+      instanceId: ctx.instanceId,
       settings: {
         taskTimeoutMs: c.taskTimeoutMs,
         pageTimeoutMs: c.pageTimeoutMs,

@@ -1,4 +1,4 @@
-/** `npm run db:migrate`: applies pending migrations to DATABASE_URL (or the embedded PGlite). */
+/** `npm run db:migrate`: applies pending migrations to DATABASE_URL (or the embedded PostgreSQL). */
 import { loadConfig } from '../config/index.js';
 import { loadEnvFile } from '../config/env-file.js';
 import { provideServices } from '../services/provide-services.js';

@@ -1,9 +1,10 @@
 /**
  * The Prisma client over @prisma/adapter-pg. The pg pool is ours so that shutdown can end it and
- * so that the embedded PGlite gets exactly one connection.
+ * so that a lost database is logged once per outage (not once per failed query).
  */
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
+import type { Logger } from '../logging/logger.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 
 export { Prisma, PrismaClient } from '../generated/prisma/client.js';
@@ -21,22 +22,31 @@ export interface DatabaseOptions {
   url: string;
   poolSize: number;
   statementTimeoutMs?: number;
-  /** The embedded PGlite: keep the one connection open instead of closing it when idle. */
-  singleConnection?: boolean;
+  /** Logs an outage (a pooled connection lost, or a connect refused) once, and its end. */
+  logger?: Logger;
 }
 
 export function createDatabase(options: DatabaseOptions): Database {
   const pool = new pg.Pool({
     connectionString: options.url,
-    max: options.singleConnection ? 1 : options.poolSize,
-    idleTimeoutMillis: options.singleConnection ? 0 : 30_000,
+    max: options.poolSize,
+    idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 10_000,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
   });
-  // A broken idle connection must not crash the process; the pool replaces it.
-  pool.on('error', () => undefined);
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   let closing: Promise<void> | undefined;
+  let down = false;
+  const lost = (err: Error) => {
+    if (!down && !closing) options.logger?.warn({ err: err.message }, 'database connection lost; queries fail until it is back');
+    down = true;
+  };
+  // A broken idle connection must not crash the process; the pool replaces it.
+  pool.on('error', lost);
+  pool.on('connect', () => {
+    if (down && !closing) options.logger?.info('database connection restored');
+    down = false;
+  });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,
     pool,
@@ -44,7 +54,8 @@ export function createDatabase(options: DatabaseOptions): Database {
       try {
         await pool.query('SELECT 1');
         return true;
-      } catch {
+      } catch (err) {
+        lost(err as Error);
         return false;
       }
     },

@@ -11,8 +11,7 @@ import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { MigrationList } from '@prisma/schema-engine-wasm/schema_engine_bg';
 import { CharAwareClient, engineError, openSchemaEngine, patchFactory } from './schema-engine.js';
-import { startPglite } from './pglite-server.js';
-import { pgliteShadow, postgresShadow } from './shadow-database.js';
+import { postgresShadow } from './shadow-database.js';
 
 /** The project root: the nearest directory above this file holding prisma/schema.prisma (works from src/ and dist/src/). */
 function findRoot(start: string): string {
@@ -93,19 +92,18 @@ export interface CreatedMigration {
 /**
  * Creates `prisma/migrations/<timestamp>_<name>/migration.sql` from the difference between the
  * migration history (replayed into a shadow database) and the schema. The shadow database is a
- * temporary database on `shadowUrl`'s server, or an in-memory PGlite when none is given.
+ * temporary database on `shadowUrl`'s PostgreSQL server (the user needs CREATEDB), dropped after.
  * Returns name null when the schema matches the history (nothing written).
  */
-export async function createMigration(name: string, options: MigrationPaths & { shadowUrl?: string } = {}): Promise<CreatedMigration> {
+export async function createMigration(name: string, options: MigrationPaths & { shadowUrl: string }): Promise<CreatedMigration> {
   if (!/^[a-z0-9_]+$/i.test(name)) throw new Error('migration name: use letters, digits and underscores');
   const migrationsDir = options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR;
   const schema = await readSchema(options.schemaPath ?? DEFAULT_SCHEMA_PATH);
   const list = await readMigrationList(migrationsDir);
-  const shadow = options.shadowUrl ? postgresShadow(options.shadowUrl) : pgliteShadow();
+  const shadow = postgresShadow(options.shadowUrl);
   // The engine wants a "main" connection too, although diffing from the migration history only
-  // touches the shadow database: the server of shadowUrl, or one more in-memory PGlite.
-  const pglite = options.shadowUrl ? undefined : await startPglite({ dataDir: 'memory://' });
-  const mainPool = new pg.Pool({ connectionString: options.shadowUrl ?? pglite!.url, max: 1, Client: CharAwareClient });
+  // touches the shadow database.
+  const mainPool = new pg.Pool({ connectionString: options.shadowUrl, max: 1, Client: CharAwareClient });
   let sql: string;
   try {
     const engine = await openSchemaEngine(schema, patchFactory(new PrismaPg(mainPool), shadow));
@@ -125,7 +123,6 @@ export async function createMigration(name: string, options: MigrationPaths & { 
     }
   } finally {
     await mainPool.end();
-    await pglite?.stop();
   }
   if (!sql.trim() || sql.includes('This is an empty migration')) return { name: null, sql };
   const dirName = `${timestamp()}_${name}`;

@@ -5,7 +5,7 @@
  * The engine is used with shims for bugs of @prisma/adapter-pg 7.10 (see
  * ../shared/notes/offline-stack.md, section 2):
  *  1. pg "char" columns (OID 18) are not deserialisable → reported as text and re-typed Character;
- *  2. PG 17+/PGlite NOT NULL constraint rows (contype 'n') panic the describer → filtered out;
+ *  2. PG 17+ NOT NULL constraint rows (contype 'n') panic the describer → filtered out;
  *  3. executeScript splits on ';' (breaks $$ bodies, not atomic) → the whole script is sent as
  *     one simple query, which PostgreSQL runs as one implicit transaction;
  *  4. connectToShadowDb drops the shadow database before closing its pool → our own shadow

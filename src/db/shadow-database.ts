@@ -1,14 +1,13 @@
 /**
- * Shadow databases for `db:migration` (the engine replays the migration history into one and
+ * A shadow database for `db:migration` (the engine replays the migration history into one and
  * diffs it against the schema). PrismaPg's own factory drops the database before closing its
- * pool, so these close the pool first and then drop or stop.
+ * pool, so this closes the pool first and then drops.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapter } from '@prisma/driver-adapter-utils';
 import { CharAwareClient } from './schema-engine.js';
-import { startPglite } from './pglite-server.js';
 
 function withCleanup(adapter: SqlDriverAdapter, cleanup: () => Promise<void>): SqlDriverAdapter {
   return new Proxy(adapter, {
@@ -43,19 +42,6 @@ export function postgresShadow(url: string): () => Promise<SqlDriverAdapter> {
       await dropper.connect();
       await dropper.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await dropper.end();
-    });
-  };
-}
-
-/** An in-memory PGlite served on a local port, stopped on dispose. */
-export function pgliteShadow(): () => Promise<SqlDriverAdapter> {
-  return async () => {
-    const server = await startPglite({ dataDir: 'memory://' });
-    const pool = new pg.Pool({ connectionString: server.url, max: 1, Client: CharAwareClient });
-    const adapter = await new PrismaPg(pool).connect();
-    return withCleanup(adapter, async () => {
-      await pool.end();
-      await server.stop();
     });
   };
 }

@@ -13,7 +13,8 @@
  *   6. the IP's weight, interval, lastCrawledAt and nextCrawlAt
  *
  * Uses a pg client from the pool directly (set-based statements with array parameters); nothing
- * inside the transaction waits on another connection (the embedded PGlite has only one).
+ * inside the transaction waits on another connection (a pool exhausted by transactions that each
+ * wait for a second connection would deadlock).
  */
 import type pg from 'pg';
 import { evaluateAlerts, type AlertCandidate, type AlertThresholds } from './alert-rules.js';

@@ -17,6 +17,7 @@ import type { Config } from '../config/index.js';
 import { BlockedError, PermanentError, toError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { isRedisConnectionError } from '../redis/connection.js';
 import type { RedisConnections } from '../redis/connections.js';
 import type { Keys } from '../redis/keys.js';
 import { queues, type PayloadOf, type QueueKey } from './definitions.js';
@@ -138,7 +139,9 @@ export function createWorker<K extends QueueKey, R>(
     autorun: settings.autorun ?? true,
     ...settings.bullmq,
   });
-  worker.on('error', (err) => baseLogger.error({ err: err.message }, 'worker error'));
+  // A Redis outage makes the worker emit 'error' at every reconnect attempt; the outage itself is
+  // logged once by the connection (RedisConnections), so those are only debug lines here.
+  worker.on('error', (err) => (isRedisConnectionError(err) ? baseLogger.debug({ err: err.message }, 'worker: redis unreachable') : baseLogger.error({ err: err.message }, 'worker error')));
   worker.on('stalled', (jobId) => baseLogger.warn({ jobId }, 'stalled job handed back to the queue'));
 
   let closing: Promise<void> | undefined;

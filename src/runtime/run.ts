@@ -1,13 +1,21 @@
 /**
- * Runs a platform process until SIGTERM/SIGINT: starts the roles, prints where to find the API,
- * then shuts down in order on the first signal (a second signal exits at once).
+ * Runs a platform process until SIGTERM/SIGINT/SIGHUP: starts the roles, prints where to find
+ * the API, then shuts down in order on the first signal, within a hard deadline
+ * (WORKER_SHUTDOWN_GRACE_MS + STOP_MARGIN_MS; past it the unfinished steps are logged and left,
+ * the embedded services are stopped anyway, and the process exits with code 1). A signal that
+ * comes later than SIGNAL_ECHO_MS after the first forces the exit at once.
  */
 import { loadConfig } from '../config/index.js';
 import { loadEnvFile } from '../config/env-file.js';
 import { EXAMPLE_ADMIN_PASSWORD } from '../config/auth.js';
 import { createLogger } from '../logging/logger.js';
-import { startPlatform } from './start-platform.js';
+import { startPlatform, type PlatformHandle } from './start-platform.js';
 import type { RoleName } from './roles.js';
+
+/** Time the stop gets beyond the workers' grace period (the API, leases, connections, services). */
+export const STOP_MARGIN_MS = 5_000;
+/** Copies of one stop request arriving within this time of the first are the same request. */
+export const SIGNAL_ECHO_MS = 1_000;
 
 export async function runProcess(roles: readonly RoleName[]): Promise<void> {
   loadEnvFile();
@@ -19,7 +27,41 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
     process.exit(2);
   }
   const logger = createLogger(config);
-  let platform;
+  const deadlineMs = config.queues.workerShutdownGraceMs + STOP_MARGIN_MS;
+  let platform: PlatformHandle | undefined;
+
+  // One stop request, however it arrives: a terminal's Ctrl-C reaches the whole foreground
+  // process group (npm, the set-up launcher and this process), and the launcher forwards its copy
+  // too, so the same request lands here several times within a few milliseconds. Copies within
+  // SIGNAL_ECHO_MS of the first are that same request; a signal after it (a second Ctrl-C
+  // pressed later) forces the exit. A signal during the start is honoured once the start is done
+  // (the handlers are in place before anything is started, so no service is left running).
+  let firstSignalAt = 0;
+  const stop = (p: PlatformHandle) =>
+    p.stop({ deadlineMs }).then(
+      (inTime) => process.exit(inTime ? 0 : 1),
+      (err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  const onSignal = (signal: NodeJS.Signals) => {
+    const now = Date.now();
+    if (firstSignalAt === 0) {
+      firstSignalAt = now;
+      logger.info({ signal, deadlineMs }, platform ? 'shutting down' : 'shutting down once the start is done');
+      if (platform) void stop(platform);
+      return;
+    }
+    if (now - firstSignalAt < SIGNAL_ECHO_MS) return;
+    logger.warn({ signal }, 'second signal: exiting now (active jobs are retried as stalled)');
+    platform?.signalServicesStop();
+    process.exit(1);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.on('SIGHUP', onSignal);
+
   try {
     platform = await startPlatform({ roles, config, logger });
   } catch (err) {
@@ -27,7 +69,7 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
     process.exit(1);
   }
-  const lines = [`worker-platform started (roles: ${roles.join(', ')}; instance ${platform.ctx.instanceId})`];
+  const lines = [`worker-platform started (roles: ${roles.join(', ')}; instance ${platform.ctx.instanceId}${platform.embedded === 'attached' ? '; attached to the embedded services of a running platform process' : ''})`];
   if (platform.apiUrl) {
     const u = platform.apiUrl;
     const password = config.auth.adminPassword === EXAMPLE_ADMIN_PASSWORD ? EXAMPLE_ADMIN_PASSWORD : '<the value of ADMIN_PASSWORD>';
@@ -41,23 +83,5 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
     );
   }
   console.log(lines.join('\n'));
-
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals += 1;
-    if (signals > 1) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    logger.info({ signal }, 'shutting down');
-    platform.stop().then(
-      () => process.exit(0),
-      (err) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  if (firstSignalAt !== 0) void stop(platform);
 }

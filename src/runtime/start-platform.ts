@@ -2,10 +2,11 @@
  * Starts a platform process: configuration, logging, services (embedded or configured),
  * migrations, Redis and database connections, the queue registry, then the requested roles.
  *
- * Shutdown is ordered and idempotent: roles stop in reverse start order (the API stops taking
- * requests first, then workers finish or hand back their jobs), then the singleton works' leases
- * are released and the instance leaves the cluster registry, then queues, Redis connections, the
- * database and finally embedded services. Every process, whatever its roles, runs the cluster
+ * Shutdown is ordered and idempotent: the roles stop together (the API stops taking requests
+ * while the workers finish or hand back their jobs), then the singleton works' leases are
+ * released and the instance leaves the cluster registry, then queues, Redis connections, the
+ * database and finally the embedded services this process runs (run.ts gives the whole stop a
+ * deadline; the services are stopped even when it passes). Every process, whatever its roles, runs the cluster
  * coordination (src/cluster/coordination.ts): leases, shared config follower, registry heartbeat.
  */
 import { createClusterCoordination } from '../cluster/coordination.js';
@@ -20,7 +21,7 @@ import { RedisConnections } from '../redis/connections.js';
 import { createKeys } from '../redis/keys.js';
 import { JOB_STATES } from '../queues/job-inspector.js';
 import { QueueRegistry } from '../queues/registry.js';
-import { provideServices } from '../services/provide-services.js';
+import { provideServices, type ProvidedServices } from '../services/provide-services.js';
 import { roleStarters, ROLE_NAMES, type RoleName } from './roles.js';
 
 export interface StartOptions {
@@ -37,7 +38,22 @@ export interface PlatformHandle {
   roles: RoleHandle[];
   /** URL of the API when the api role runs. */
   apiUrl?: string;
-  stop(): Promise<void>;
+  /** How this process came by the embedded services (it runs them, attached to another process's, or none). */
+  embedded: ProvidedServices['embedded'];
+  /**
+   * Stops the process's work in order, then the services it runs. With a deadline, whatever has
+   * not finished by then is logged and left (jobs still active are retried as stalled) and the
+   * services are stopped anyway. Resolves true when everything finished in time. Idempotent.
+   */
+  stop(options?: { deadlineMs?: number }): Promise<boolean>;
+  /** Signals the embedded services this process runs to stop, without waiting (forced exit). */
+  signalServicesStop(): void;
+}
+
+/** A named step of the shutdown: its name shows in the log when it does not finish in time. */
+interface StopStep {
+  name: string;
+  run: () => Promise<void>;
 }
 
 const REDIS_READY_TIMEOUT_MS = 30_000;
@@ -48,14 +64,26 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
   const logger = options.logger ?? createLogger(config);
   logger.debug({ config: describeConfig(config) }, 'configuration');
 
-  const cleanups: (() => Promise<void>)[] = [];
-  const runCleanups = async () => {
-    for (const c of cleanups.splice(0).reverse()) await c().catch((err) => logger.error({ err }, 'shutdown step failed'));
+  // Stopped in reverse order of this list; the services come last, outside it (see stop()).
+  const steps: StopStep[] = [];
+  const pending = new Set<string>();
+  const runStep = async (step: StopStep) => {
+    pending.add(step.name);
+    try {
+      await step.run();
+    } catch (err) {
+      logger.error({ err, step: step.name }, 'shutdown step failed');
+    } finally {
+      pending.delete(step.name);
+    }
+  };
+  const runSteps = async () => {
+    for (const step of steps.splice(0).reverse()) await runStep(step);
   };
 
+  let services: ProvidedServices | undefined;
   try {
-    const services = await provideServices(config, logger);
-    cleanups.push(() => services.stop());
+    services = await provideServices(config, logger);
 
     if (config.database.migrateOnStart) {
       const applied = await applyMigrations(services.database.url);
@@ -64,21 +92,21 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
     const db = createDatabase({
       url: services.database.url,
       poolSize: services.database.poolSize,
-      singleConnection: services.database.embedded,
-      ...(services.database.embedded ? {} : { statementTimeoutMs: config.database.statementTimeoutMs }),
+      statementTimeoutMs: config.database.statementTimeoutMs,
+      logger,
     });
-    cleanups.push(() => db.close());
+    steps.push({ name: 'database connections', run: () => db.close() });
 
     const keys = createKeys(config.redis.prefix);
     const connections = new RedisConnections(services.redis, connectionOptions(config), logger);
-    cleanups.push(() => connections.close());
+    steps.push({ name: 'redis connections', run: () => connections.close() });
     const redis = connections.create('command', 'commands');
     await waitForReady(redis, REDIS_READY_TIMEOUT_MS).catch((err: Error) => {
       throw new Error(`Redis is not reachable (${err.message}); check REDIS_URL / REDIS_CLUSTER_NODES`);
     });
 
     const queues = new QueueRegistry({ config, connections, keys });
-    cleanups.push(() => queues.close());
+    steps.push({ name: 'queues', run: () => queues.close() });
 
     const metrics = new Metrics();
     metrics.onScrape(async () => {
@@ -97,9 +125,9 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
     // Every process: config follower, registry heartbeat, leases (stopped in reverse: leases are
     // released after the roles stopped, then the instance leaves the registry).
     const cluster = createClusterCoordination({ config, connections, redis, keys, db, logger, metrics });
-    cleanups.push(() => cluster.sharedConfig.stop());
-    cleanups.push(() => cluster.registry.stop());
-    cleanups.push(() => cluster.leadership.stop());
+    steps.push({ name: 'shared config follower', run: () => cluster.sharedConfig.stop() });
+    steps.push({ name: 'instance registry', run: () => cluster.registry.stop() });
+    steps.push({ name: 'leases', run: () => cluster.leadership.stop() });
     await cluster.sharedConfig.start();
 
     const ctx: PlatformContext = {
@@ -116,31 +144,55 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       sharedConfig: cluster.sharedConfig,
     };
 
+    // Roles start in order and stop together: the API stops taking requests while each worker
+    // role stops taking jobs and lets its active ones finish, all within one grace period.
     const roles: RoleHandle[] = [];
+    steps.push({
+      name: 'roles',
+      run: async () => {
+        await Promise.all(roles.map((role) => runStep({ name: `role ${role.name}`, run: () => role.stop() })));
+      },
+    });
     const ordered = ROLE_NAMES.filter((r) => options.roles.includes(r));
     for (const name of ordered) {
       const handle = await roleStarters[name](ctx);
       roles.push(handle);
-      cleanups.push(() => handle.stop());
       logger.debug({ role: name, queues: handle.queues }, 'role started');
     }
     cluster.registry.start({ roles: roles.map((r) => r.name), queues: roles.flatMap((r) => r.queues) });
     const api = roles.find((r) => r.name === 'api') as (RoleHandle & { url?: string }) | undefined;
 
-    let stopping: Promise<void> | undefined;
+    const provided = services;
+    let stopping: Promise<boolean> | undefined;
     return {
       ctx,
       roles,
+      embedded: provided.embedded,
       ...(api?.url ? { apiUrl: api.url } : {}),
-      stop: () =>
+      signalServicesStop: () => provided.signalStop(),
+      stop: (stopOptions = {}) =>
         (stopping ??= (async () => {
           logger.info('stopping');
-          await runCleanups();
+          const work = runSteps();
+          let inTime = true;
+          if (stopOptions.deadlineMs === undefined) await work;
+          else {
+            let timer: NodeJS.Timeout | undefined;
+            const deadline = new Promise<'deadline'>((resolve) => (timer = setTimeout(() => resolve('deadline'), stopOptions.deadlineMs)));
+            inTime = (await Promise.race([work.then(() => 'done' as const), deadline])) === 'done';
+            clearTimeout(timer);
+            if (!inTime) {
+              logger.error({ unfinished: [...pending], deadlineMs: stopOptions.deadlineMs }, 'shutdown deadline passed; stopping the services and exiting with these steps unfinished (their active jobs are retried as stalled)');
+            }
+          }
+          await provided.stop();
           logger.info('stopped');
+          return inTime;
         })()),
     };
   } catch (err) {
-    await runCleanups();
+    await runSteps();
+    await services?.stop();
     throw err;
   }
 }

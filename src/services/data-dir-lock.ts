@@ -2,25 +2,14 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * One process at a time may own the embedded services of a DATA_DIR: PGlite serves exactly one
- * connection, and two redis-servers must not share one AOF. The lock is a pid file; a lock left
- * by a dead process is taken over.
+ * One process at a time owns (starts and stops) the embedded services of a DATA_DIR: two
+ * redis-servers must not share one AOF, nor two postmasters one cluster. The lock is a pid file
+ * created exclusively; a lock left by a dead process is taken over. A process that finds the
+ * lock held by a live one attaches to that owner's services instead (provide-services.ts).
  */
-export class DataDirLockedError extends Error {
-  constructor(
-    readonly pid: number,
-    dataDir: string,
-  ) {
-    super(
-      `another platform process (pid ${pid}) already runs the embedded Redis/PGlite in ${dataDir}. ` +
-        'The embedded default is one process with every role; to run several processes set DATABASE_URL ' +
-        '(and REDIS_URL) to shared servers, e.g. `docker compose up -d redis postgres`.',
-    );
-    this.name = 'DataDirLockedError';
-  }
-}
+export type DataDirLock = { owned: true; release(): void } | { owned: false; owner: number };
 
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -29,19 +18,10 @@ function alive(pid: number): boolean {
   }
 }
 
-export function lockDataDir(dataDir: string): { release(): void } {
-  mkdirSync(dataDir, { recursive: true });
-  const file = path.join(dataDir, 'platform.pid');
-  try {
-    writeFileSync(file, String(process.pid), { flag: 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    const owner = Number(readFileSync(file, 'utf8').trim());
-    if (owner && owner !== process.pid && alive(owner)) throw new DataDirLockedError(owner, dataDir);
-    writeFileSync(file, String(process.pid));
-  }
+function owned(file: string): DataDirLock {
   let released = false;
   return {
+    owned: true,
     release() {
       if (released) return;
       released = true;
@@ -52,4 +32,28 @@ export function lockDataDir(dataDir: string): { release(): void } {
       }
     },
   };
+}
+
+export function lockDataDir(dataDir: string): DataDirLock {
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, 'platform.pid');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
+      return owned(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let owner: number;
+    try {
+      owner = Number(readFileSync(file, 'utf8').trim());
+    } catch {
+      continue; // removed in between: try again
+    }
+    if (owner === process.pid) return owned(file);
+    if (owner && alive(owner)) return { owned: false, owner };
+    // A stale lock: remove it and race for it like everyone else (exclusive create decides).
+    rmSync(file, { force: true });
+  }
+  throw new Error(`could not take the lock ${file}`);
 }

@@ -1,9 +1,13 @@
 /**
  * A private redis-server child: bound to 127.0.0.1, data (AOF everysec) in its own directory,
  * stopped by its pid. Used for the embedded default and by tests and benchmarks.
+ *
+ * With a password the server requires AUTH (requirepass). The password reaches it in a config
+ * file only its owner can read (`redis.conf`, 0600), never on the command line, where any local
+ * user could read it in the process list.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,6 +19,10 @@ export interface RedisServerOptions {
   bin?: string;
   appendOnly?: boolean;
   extraArgs?: string[];
+  /** requirepass; the URL carries it. */
+  password?: string;
+  /** Run in its own process group, so that a signal to the caller's group does not reach it. */
+  detached?: boolean;
 }
 
 export interface RedisServerProcess {
@@ -25,23 +33,33 @@ export interface RedisServerProcess {
   stop(): Promise<void>;
   /** SIGKILL, no flush: a crash. */
   kill(): Promise<void>;
+  /** Sends SIGTERM without waiting (for process exit handlers). */
+  signalStop(): void;
 }
 
 export function redisServerAvailable(bin = 'redis-server'): boolean {
   return spawnSync(bin, ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
-function ping(port: number): Promise<boolean> {
+/** RESP encoding of one command. */
+function command(...parts: string[]): string {
+  return `*${parts.length}\r\n` + parts.map((p) => `$${Buffer.byteLength(p)}\r\n${p}\r\n`).join('');
+}
+
+/** Whether a redis-server answers on `port` (authenticating first when given a password). */
+export function pingRedis(port: number, password?: string): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     let buffer = '';
+    const replies = password === undefined ? 1 : 2;
     socket.setTimeout(500);
-    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('connect', () => socket.write((password === undefined ? '' : command('AUTH', password)) + command('PING')));
     socket.on('data', (d) => {
       buffer += d.toString();
-      if (buffer.includes('\r\n')) {
+      const lines = buffer.split('\r\n');
+      if (lines.length > replies) {
         socket.destroy();
-        resolve(buffer.startsWith('+PONG'));
+        resolve(lines[replies - 1] === '+PONG');
       }
     });
     socket.on('error', () => resolve(false));
@@ -52,18 +70,24 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-/** Stops a redis-server left running by a previous owner of `dir` (its pid file). */
-function stopOrphan(dir: string): void {
+function isRedisServer(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('redis-server');
+  } catch {
+    return false; // not running
+  }
+}
+
+/** Stops a redis-server left running by a previous owner of `dir` (its pid file), waiting until it is gone. */
+async function stopOrphan(dir: string): Promise<void> {
   const pidFile = path.join(dir, 'redis.pid');
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  if (!pid) return;
-  try {
-    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (cmd.includes('redis-server')) process.kill(pid, 'SIGTERM');
-  } catch {
-    /* not running */
-  }
+  if (!pid || !isRedisServer(pid)) return;
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 200 && isRedisServer(pid); i++) await sleep(50);
+  if (isRedisServer(pid)) process.kill(pid, 'SIGKILL');
+  for (let i = 0; i < 100 && isRedisServer(pid); i++) await sleep(50);
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -73,7 +97,7 @@ function exited(child: ChildProcess): Promise<void> {
 export async function startRedisServer(options: RedisServerOptions): Promise<RedisServerProcess> {
   const dir = path.resolve(options.dir);
   mkdirSync(dir, { recursive: true });
-  stopOrphan(dir);
+  await stopOrphan(dir);
   const port = options.port ?? (await freePort());
   const args = [
     '--bind', '127.0.0.1',
@@ -89,31 +113,40 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Red
     '--logfile', path.join(dir, 'redis.log'),
     ...(options.extraArgs ?? []),
   ];
-  const child = spawn(options.bin ?? 'redis-server', args, { stdio: 'ignore' });
+  if (options.password !== undefined) {
+    const conf = path.join(dir, 'redis.conf');
+    writeFileSync(conf, `requirepass ${options.password}\nmasterauth ${options.password}\n`, { mode: 0o600 });
+    args.unshift(conf); // the config file comes first; the options after it
+  }
+  const child = spawn(options.bin ?? 'redis-server', args, { stdio: 'ignore', detached: options.detached ?? false });
   const spawnError = new Promise<never>((_, reject) => child.once('error', reject));
   const started = (async () => {
     for (let i = 0; i < 200; i++) {
       if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}; see ${path.join(dir, 'redis.log')}`);
-      if (await ping(port)) return;
+      if (await pingRedis(port, options.password)) return;
       await sleep(25);
     }
     throw new Error(`redis-server did not answer on port ${port}; see ${path.join(dir, 'redis.log')}`);
   })();
   await Promise.race([started, spawnError]);
   let stopping: Promise<void> | undefined;
+  const signalStop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM'); // redis flushes the AOF and exits on SIGTERM
+  };
   const stop = () =>
     (stopping ??= (async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM'); // redis flushes the AOF and exits on SIGTERM
+      signalStop();
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited(child);
       clearTimeout(timer);
     })());
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: options.password !== undefined ? `redis://:${encodeURIComponent(options.password)}@127.0.0.1:${port}` : `redis://127.0.0.1:${port}`,
     port,
     pid: child.pid!,
     stop,
+    signalStop,
     kill: async () => {
       child.kill('SIGKILL');
       await exited(child);

@@ -5,8 +5,8 @@
 //   node src/setup/bootstrap.mjs setup   → only the set-up (CI runs it before lint/typecheck)
 //
 // Plain JavaScript with no dependencies: it runs before node_modules exists.
-// Set-up: system packages (redis-server, chromium, and for tests postgresql) via apt-get on
-// Debian/Ubuntu as root, else a one-line instruction; npm ci when node_modules is missing or
+// Set-up: system packages (redis-server, postgresql, chromium) via apt-get on Debian/Ubuntu as
+// root, else a one-line instruction; npm ci when node_modules is missing or
 // older than the lockfile; prisma generate (offline) when the schema changed.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -46,7 +46,7 @@ function ensureSystemPackages(needs) {
   if (!missing.length) return;
   const names = missing.map((n) => n.pkg);
   if (process.env.INSTALL_MISSING === 'false' || !isDebianRoot()) {
-    log(`missing: ${names.join(', ')}. Install them (Debian/Ubuntu: sudo apt-get install -y ${names.join(' ')}), or run \`docker compose up -d redis postgres\` and set REDIS_URL/DATABASE_URL.`);
+    log(`missing: ${names.join(', ')}. Install them (Debian/Ubuntu: sudo apt-get install -y ${names.join(' ')}; elsewhere the packages that provide ${names.map((n) => ({ 'redis-server': 'redis-server', postgresql: 'initdb and postgres', chromium: 'a Chromium browser' })[n] ?? n).join(', ')}), or run \`docker compose up -d redis postgres\` and set REDIS_URL/DATABASE_URL.`);
     process.exit(1);
   }
   log(`installing ${names.join(', ')} with apt-get (once)`);
@@ -95,17 +95,20 @@ function setup(forTests) {
     { pkg: 'chromium', present: () => existsSync(chromium) || has('chromium') },
   ];
   if (forTests || (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES)) needs.push({ pkg: 'redis-server', present: () => has(process.env.REDIS_SERVER_BIN || 'redis-server') });
-  if (forTests && !process.env.TEST_DATABASE_URL) needs.push({ pkg: 'postgresql', present: postgresInstalled });
+  if (forTests || !process.env.DATABASE_URL) needs.push({ pkg: 'postgresql', present: postgresInstalled });
   ensureSystemPackages(needs);
   ensureNodeModules();
   prismaGenerate();
 }
 
+// A signal to this launcher alone is passed on; one to the whole process group (a terminal's
+// Ctrl-C) reaches the child too, which takes the copies that come within a second for one request.
 function run(cmd, args, env = process.env) {
   const child = spawn(cmd, args, { cwd: root, stdio: 'inherit', env });
   const forward = (sig) => child.kill(sig);
   process.on('SIGINT', forward);
   process.on('SIGTERM', forward);
+  process.on('SIGHUP', forward);
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 

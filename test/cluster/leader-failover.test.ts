@@ -79,7 +79,7 @@ describe('leader lease across three processes', () => {
   beforeAll(async () => {
     redis = await startTestRedis();
     probe = new Redis(redis.url);
-    db = await createTestDatabase('postgres');
+    db = await createTestDatabase();
     const ids = ['node-1', 'node-2', 'node-3'];
     // The first start creates the admin user (two api processes starting on an empty database race on it).
     const first = await spawnProbePlatform('api,cluster', env(ids[0]!));

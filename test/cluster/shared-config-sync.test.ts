@@ -61,7 +61,7 @@ describe('shared config across three processes', () => {
     redis = await startTestRedis();
     probe = new Redis(redis.url);
     probe.on('error', () => undefined); // Redis is stopped in one test
-    db = await createTestDatabase('postgres');
+    db = await createTestDatabase();
     sql = new pg.Client({ connectionString: db.url });
     await sql.connect();
     // The first start creates the admin user (two api processes starting on an empty database race on it).

@@ -1,6 +1,5 @@
 /**
- * Offline migrations through Prisma's WASM schema engine, on PGlite (integration project) and
- * on PostgreSQL (db-postgres project):
+ * Offline migrations through Prisma's WASM schema engine, on PostgreSQL:
  * - the migration history applies and `_prisma_migrations` looks exactly as `prisma migrate
  *   deploy` writes it; a second run applies nothing;
  * - a migration with a `$$` function body applies, atomically: a failing one leaves nothing
@@ -13,16 +12,16 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, defaultDbKind, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { applyMigrationsChild, createMigrationChild, MIGRATIONS_DIR, SCHEMA_PATH } from '../support/migrate.js';
 
-describe(`migrations on ${defaultDbKind()}`, () => {
+describe('migrations', () => {
   let db: TestDatabase;
   let client: pg.Client;
   const work = mkdtempSync(path.join(os.tmpdir(), 'wp-migrations-'));
 
   beforeAll(async () => {
-    db = await createTestDatabase(undefined, { empty: true });
+    db = await createTestDatabase({ empty: true });
     client = new pg.Client({ connectionString: db.url });
   });
   afterAll(async () => {
@@ -111,7 +110,7 @@ SELECT * FROM table_that_does_not_exist;`,
     cpSync(MIGRATIONS_DIR, dir, { recursive: true });
     const schema = path.join(work, 'schema.prisma');
     writeFileSync(schema, readFileSync(SCHEMA_PATH, 'utf8'));
-    const shadowUrl = db.kind === 'postgres' ? db.url : undefined;
+    const shadowUrl = db.url;
 
     expect(await createMigrationChild('nothing', dir, schema, shadowUrl)).toEqual({ ok: true, result: { name: null, sql: expect.any(String) } });
 
@@ -122,5 +121,5 @@ SELECT * FROM table_that_does_not_exist;`,
     expect(created.result.sql).toContain('CREATE TABLE "widgets"');
     expect(created.result.sql).not.toContain('"feeds"');
     expect(readFileSync(path.join(dir, created.result.name, 'migration.sql'), 'utf8')).toBe(created.result.sql);
-  }, 240_000); // each create boots an in-memory PGlite shadow database (seconds each)
+  }, 240_000); // each create replays the history into a shadow database
 });

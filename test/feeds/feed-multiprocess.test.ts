@@ -33,7 +33,7 @@ describe('feeds across processes', () => {
   let queue: Queue;
 
   beforeAll(async () => {
-    [redis, db, server] = await Promise.all([startTestRedis(), createTestDatabase('postgres'), startFeedServer({ hosts: ['127.0.0.1', '127.0.0.2', '127.0.0.3'] })]);
+    [redis, db, server] = await Promise.all([startTestRedis(), createTestDatabase(), startFeedServer({ hosts: ['127.0.0.1', '127.0.0.2', '127.0.0.3'] })]);
     const env = testEnv(redis, db, {
       FEED_DOMAIN_MIN_INTERVAL_MS: '1000',
       FEED_WORKER_CONCURRENCY: '10',

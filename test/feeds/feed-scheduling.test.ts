@@ -32,7 +32,7 @@ describe('feed scheduling', () => {
   let queue: Queue;
 
   beforeAll(async () => {
-    [redis, db, server] = await Promise.all([startTestRedis(), createTestDatabase('postgres'), startFeedServer()]);
+    [redis, db, server] = await Promise.all([startTestRedis(), createTestDatabase(), startFeedServer()]);
     t = await startTestPlatform({ roles: ['feeds', 'api'], redis, db, env: ENV });
     queue = t.platform.ctx.queues.queue('feedRefresh');
   });

@@ -29,7 +29,7 @@ describe('message cache when Redis is down', () => {
   let worker: PlatformHandle | undefined;
 
   beforeAll(async () => {
-    db = await createTestDatabase('postgres');
+    db = await createTestDatabase();
     t = await startTestPlatform({ roles: ['api'], db, env: { AUTH_FAIL_OPEN: 'true', MESSAGE_CACHE_REPAIR_INTERVAL_MS: '200' } });
   });
   afterAll(async () => {

@@ -28,7 +28,7 @@ describe('pipeline crash between persisting and acknowledging', () => {
 
   beforeAll(async () => {
     redis = await startTestRedis();
-    db = await createTestDatabase('postgres');
+    db = await createTestDatabase();
     sql = new pg.Client({ connectionString: db.url });
     await sql.connect();
     q = new CrawlQueues(redis.url);

@@ -76,7 +76,7 @@ describe('exactly one pending crawl per active IP across restarts (1,000 IPs)', 
 
   beforeAll(async () => {
     redis = await startTestRedis();
-    db = await createTestDatabase('postgres');
+    db = await createTestDatabase();
     sql = new pg.Client({ connectionString: db.url });
     await sql.connect();
     q = new CrawlQueues(redis.url);

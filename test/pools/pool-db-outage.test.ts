@@ -45,7 +45,7 @@ describe('pools with the database stopped', () => {
     t = await startTestPlatform({
       roles: ['api', 'pools'],
       redis,
-      db: { kind: 'postgres', url, poolSize: 5, drop: async () => undefined },
+      db: { url, poolSize: 5, drop: async () => undefined },
       env: {
         POOL_SIZE: '100',
         POOL_REFILL_THRESHOLD: '20',

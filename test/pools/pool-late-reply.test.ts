@@ -104,7 +104,7 @@ describe('a late reply read only after the marking job marked its rows (API proc
 
   beforeAll(async () => {
     redis = await startTestRedis();
-    db = await createTestDatabase('postgres');
+    db = await createTestDatabase();
   });
   afterAll(async () => {
     api?.signal('SIGCONT');

@@ -34,7 +34,7 @@ describe('pools across two API processes and a pools process', () => {
 
   beforeAll(async () => {
     redis = await startTestRedis();
-    db = await createTestDatabase('postgres');
+    db = await createTestDatabase();
   });
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop()));

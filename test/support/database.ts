@@ -1,37 +1,20 @@
 /**
- * A fresh database per test file, cloned from the migrated template of the run:
- * - 'pglite' (default for in-process tests): an in-memory PGlite loaded from the template dump,
- *   served on a local port (single connection: use a pool of 1, i.e. the platform's own client);
- * - 'postgres' (multi-process tests, and the db project): CREATE DATABASE ... TEMPLATE.
- * TEST_DB chooses the default.
+ * A fresh PostgreSQL database per test file: CREATE DATABASE ... TEMPLATE the migrated template
+ * of the run (test/support/global-setup.ts), dropped afterwards.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { startPglite } from '../../src/db/pglite-server.js';
-
-export type TestDbKind = 'pglite' | 'postgres';
 
 export interface TestDatabase {
-  kind: TestDbKind;
   url: string;
-  /** Connections the platform may open to it (1 for PGlite). */
+  /** Connections the platform under test may open to it. */
   poolSize: number;
   drop(): Promise<void>;
 }
 
-export function defaultDbKind(): TestDbKind {
-  return process.env.TEST_DB === 'postgres' ? 'postgres' : 'pglite';
-}
-
 /** `empty: true` gives a database without the migrations (for migration tests). */
-export async function createTestDatabase(kind: TestDbKind = defaultDbKind(), options: { empty?: boolean } = {}): Promise<TestDatabase> {
-  if (kind === 'pglite') {
-    const blob = options.empty ? undefined : new Blob([readFileSync(inject('pgliteTemplateFile'))]);
-    const server = await startPglite({ dataDir: 'memory://', ...(blob ? { loadDataDir: blob } : {}) });
-    return { kind, url: server.url, poolSize: 1, drop: () => server.stop() };
-  }
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
   const adminUrl = inject('pgAdminUrl');
   const name = `wp_test_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -42,7 +25,6 @@ export async function createTestDatabase(kind: TestDbKind = defaultDbKind(), opt
   url.pathname = `/${name}`;
   let dropped: Promise<void> | undefined;
   return {
-    kind,
     url: url.toString(),
     poolSize: 10,
     drop: () =>

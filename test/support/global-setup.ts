@@ -1,33 +1,29 @@
 /**
  * Runs once per test run: a PostgreSQL server (private cluster unless TEST_DATABASE_URL is
- * given) with a migrated template database, and a migrated PGlite data dump. Each test file
- * then gets its own database cloned from one of them (test/support/database.ts).
+ * given) with a migrated template database. Each test file then gets its own database cloned
+ * from it (test/support/database.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { MIGRATIONS_DIR, SCHEMA_PATH } from './migrate.js';
 import { startPostgresCluster, type PostgresCluster } from './postgres-cluster.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     pgAdminUrl: string;
     pgTemplate: string;
-    pgliteTemplateFile: string;
   }
 }
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 let cluster: PostgresCluster | undefined;
-let tmp: string | undefined;
 let template: { admin: string; name: string } | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
-  tmp = mkdtempSync(path.join(os.tmpdir(), 'wp-test-'));
   const adminUrl = process.env.TEST_DATABASE_URL || (cluster = await startPostgresCluster()).url;
   const name = `wp_template_${randomUUID().slice(0, 8)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -37,12 +33,13 @@ export async function setup(project: TestProject): Promise<void> {
   template = { admin: adminUrl, name };
   const templateUrl = new URL(adminUrl);
   templateUrl.pathname = `/${name}`;
-  const file = path.join(tmp, 'pglite-template.tar');
-  execFileSync(process.execPath, ['--import', 'tsx', path.join(HERE, 'build-templates.ts'), templateUrl.toString(), file], { stdio: 'inherit' });
+  // The WASM schema engine must not run inside vitest's module runner: a child process migrates.
+  const out = execFileSync(process.execPath, ['--import', 'tsx', path.join(HERE, 'migrate-child.ts'), 'apply', templateUrl.toString(), MIGRATIONS_DIR, SCHEMA_PATH], { encoding: 'utf8' });
+  const result = JSON.parse(out.trim().split('\n').pop()!) as { ok: boolean; error?: string };
+  if (!result.ok) throw new Error(`migrating the template database failed: ${result.error}`);
 
   project.provide('pgAdminUrl', adminUrl);
   project.provide('pgTemplate', name);
-  project.provide('pgliteTemplateFile', file);
 }
 
 export async function teardown(): Promise<void> {
@@ -53,5 +50,4 @@ export async function teardown(): Promise<void> {
     await admin.end();
   }
   await cluster?.stop();
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
 }

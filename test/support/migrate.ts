@@ -7,7 +7,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export const SCHEMA_PATH = path.join(ROOT, 'prisma/schema.prisma');
 export const MIGRATIONS_DIR = path.join(ROOT, 'prisma/migrations');
 
-// Asynchronous on purpose: a PGlite server under test lives in this process's event loop.
+// Asynchronous on purpose: a test may serve something from this process's event loop meanwhile.
 async function run(args: string[]): Promise<{ ok: boolean; result?: any; error?: string }> {
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/support/migrate-child.ts'), ...args], { cwd: ROOT, encoding: 'utf8' });
   return JSON.parse(stdout.trim().split('\n').pop()!);
@@ -19,6 +19,6 @@ export function applyMigrationsChild(url: string, migrationsDir = MIGRATIONS_DIR
 }
 
 /** Creates a migration from the schema diff (in a child process). */
-export function createMigrationChild(name: string, migrationsDir: string, schemaPath: string, shadowUrl?: string) {
-  return run(['create', name, migrationsDir, schemaPath, ...(shadowUrl ? [shadowUrl] : [])]);
+export function createMigrationChild(name: string, migrationsDir: string, schemaPath: string, shadowUrl: string) {
+  return run(['create', name, migrationsDir, schemaPath, shadowUrl]);
 }

@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { loadConfig } from '../../src/config/index.js';
 import { startPlatform, type PlatformHandle } from '../../src/runtime/start-platform.js';
 import type { RoleName } from '../../src/runtime/roles.js';
-import { createTestDatabase, type TestDatabase, type TestDbKind } from './database.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
 import { TEST_ADMIN, testEnv } from './env.js';
 import { ApiClient } from './http-client.js';
 import { startTestRedis, type TestRedis } from './redis.js';
@@ -23,10 +23,10 @@ export interface TestPlatform {
 }
 
 export async function startTestPlatform(
-  options: { roles: RoleName[]; env?: Record<string, string>; redis?: TestRedis; db?: TestDatabase; dbKind?: TestDbKind } = { roles: ['api'] },
+  options: { roles: RoleName[]; env?: Record<string, string>; redis?: TestRedis; db?: TestDatabase } = { roles: ['api'] },
 ): Promise<TestPlatform> {
   const redis = options.redis ?? (await startTestRedis());
-  const db = options.db ?? (await createTestDatabase(options.dbKind));
+  const db = options.db ?? (await createTestDatabase());
   const env = testEnv(redis, db, options.env);
   const platform = await startPlatform({ roles: options.roles, config: loadConfig(env) });
   const api = new ApiClient(platform.apiUrl ?? 'http://127.0.0.1:0');

@@ -15,7 +15,7 @@ import { Job, QueueEvents } from 'bullmq';
 import type { Database } from '../../db/client.js';
 import type { Logger } from '../../logging/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import type { RedisClient } from '../../redis/connection.js';
+import { isRedisConnectionError, type RedisClient } from '../../redis/connection.js';
 import type { RedisConnections } from '../../redis/connections.js';
 import type { Keys } from '../../redis/keys.js';
 import type { PipelineSettings } from '../settings.js';
@@ -176,7 +176,7 @@ export class SchedulerLoop {
       connection: this.deps.connections.create('bullmq', `events:${queueName}:scheduler`),
       prefix: this.deps.keys.bullPrefix,
     });
-    events.on('error', (err) => this.logger.warn({ err: err.message, queue: queueName }, 'queue events error'));
+    events.on('error', (err) => (isRedisConnectionError(err) ? undefined : this.logger.warn({ err: err.message, queue: queueName }, 'queue events error')));
     events.on('failed', ({ jobId }) => {
       const taskId = queueName === 'crawl' ? jobId : taskOfResultJob(jobId);
       if (!taskId) return;

@@ -37,5 +37,7 @@ export const crawlResultPayload = z.object({
   pagesCrawled: z.number().int().min(0),
   crawledAt: z.string().datetime(),
   errors: z.array(crawlPageError),
+  /** The platform instance that crawled (absent in results queued before it was recorded). */
+  crawledBy: z.string().max(256).optional(),
 });
 export type CrawlResultPayload = z.infer<typeof crawlResultPayload>;
