@@ -141,6 +141,11 @@ export class BrowserManager {
     }));
   }
 
+  /** True once close() was called: pages fail because the crawler is stopping, not because of the site. */
+  get stopping(): boolean {
+    return this.closing !== undefined;
+  }
+
   /** Closes every browser at once (open pages fail). Idempotent. */
   close(): Promise<void> {
     return (this.closing ??= (async () => {

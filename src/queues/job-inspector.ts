@@ -133,9 +133,12 @@ export class JobInspector {
   /** A task by id, looked up in every queue. */
   async task(id: string): Promise<{ task_id: string; queue: string; state: string; result?: unknown; failedReason?: string; attemptsMade: number }> {
     for (const q of this.queues.all()) {
-      const job = await q.getJob(id);
+      let job = await q.getJob(id);
       if (!job) continue;
       const state = await job.getState();
+      // A job that finished between the two reads was read as it was before; once finished it
+      // no longer changes, so read it again to answer its result with its final state.
+      if ((state === 'completed' || state === 'failed') && !job.finishedOn) job = (await q.getJob(id)) ?? job;
       return {
         task_id: id,
         queue: q.name,

@@ -34,6 +34,6 @@ export async function startApiRole(ctx: PlatformContext): Promise<ApiRoleHandle>
     accessLog: config.http.accessLog,
     mounts: [bullBoardMount({ queues: ctx.queues.all(), cookieSecure: config.auth.cookieSecure })],
   });
-  const server = await listen(app, config.http.host, config.http.port, config.http.shutdownGraceMs);
+  const server = await listen(app, config.http.host, config.http.port, config.http.shutdownGraceMs, ctx.logger.child({ role: 'api' }));
   return { name: 'api', queues: [], url: server.url, stop: () => server.close() };
 }

@@ -61,6 +61,14 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   process.on('SIGHUP', onSignal);
+  // A promise nobody awaits that rejects (a library's background call) is logged, not a crash of
+  // every role of the process. Puppeteer's TargetCloseError is the common benign one: a page or
+  // browser closed (a crawl ended, the crawler stopping) while a stealth evasion still talked to it.
+  process.on('unhandledRejection', (reason) => {
+    const err = reason instanceof Error ? reason : new Error(String(reason));
+    if (err.name === 'TargetCloseError') logger.warn({ err: err.message }, 'a browser page closed under a pending browser call');
+    else logger.error({ err }, 'unhandled promise rejection');
+  });
 
   try {
     platform = await startPlatform({ roles, config, logger });

@@ -41,8 +41,12 @@ export interface ProductProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Sends `signal` to the whole process group, as a terminal's Ctrl-C or systemd's stop does. */
   signalGroup(signal: NodeJS.Signals): void;
-  /** Signals the group and waits for the process to exit; the time it took in ms. */
-  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; ms: number }>;
+  /**
+   * Signals the group and waits for the process to exit; the time it took in ms, and whether the
+   * platform stopped cleanly: it logged `stopped` and exited with 0 (npm, which runs start:role,
+   * ends by the signal it passed on, once its child has exited).
+   */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; clean: boolean; ms: number }>;
   /** SIGKILL to the group (a crash), then waits. */
   kill(): Promise<void>;
 }
@@ -77,7 +81,9 @@ export async function startProduct(options: StartOptions): Promise<ProductProces
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  // 'close', not 'exit': it comes once the output pipes are closed too, i.e. once every process
+  // that writes to them (npm's child, tsx's child) has exited as well.
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   let done = false;
   exited.then(() => (done = true));
   const started = await Promise.race([
@@ -120,13 +126,17 @@ export async function startProduct(options: StartOptions): Promise<ProductProces
     exited,
     signalGroup,
     async stop(signal = 'SIGTERM', timeoutMs = 90_000) {
-      if (done) return { code: child.exitCode, ms: 0 };
       const t0 = Date.now();
-      signalGroup(signal);
-      const timer = setTimeout(() => signalGroup('SIGKILL'), timeoutMs);
-      const { code } = await exited;
-      clearTimeout(timer);
-      return { code, ms: Date.now() - t0 };
+      if (!done) {
+        signalGroup(signal);
+        const timer = setTimeout(() => signalGroup('SIGKILL'), timeoutMs);
+        await exited;
+        clearTimeout(timer);
+      }
+      const { code, signal: by } = await exited;
+      const stoppedLogged = lines().some((l) => l.msg === 'stopped');
+      const clean = stoppedLogged && (code === 0 || (command[0] === 'start:role' && by === signal));
+      return { code, clean, ms: Date.now() - t0 };
     },
     async kill() {
       if (done) return;
