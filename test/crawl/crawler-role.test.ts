@@ -105,9 +105,9 @@ describe('crawler role', () => {
     const done = await finished(job);
 
     expect(await done.getState()).toBe('completed');
-    expect(done.returnvalue).toEqual({ taskId: task.taskId, items: 1200, pagesCrawled: 10, errors: 0 });
+    expect(done.returnvalue).toEqual({ taskId: task.taskId, crawledBy: t.platform.ctx.instanceId, items: 1200, pagesCrawled: 10, errors: 0 });
     const result = await resultOf(task.taskId);
-    expect(result).toMatchObject({ ipId: 7, taskId: task.taskId, totalFound: 1200, pagesCrawled: 10, errors: [] });
+    expect(result).toMatchObject({ ipId: 7, taskId: task.taskId, totalFound: 1200, pagesCrawled: 10, errors: [], crawledBy: t.platform.ctx.instanceId });
     const onSale = result.items.filter((i) => i.status === 'on_sale');
     const sold = result.items.filter((i) => i.status === 'sold');
     expect(onSale.map((i) => i.sourceId)).toEqual((await fixtureItems('呪術廻戦', 'on_sale')).map((i) => i.sourceId));
@@ -184,7 +184,7 @@ describe('crawler role', () => {
     const done = await finished(job);
     expect(await done.getState()).toBe('completed');
     expect(done.attemptsMade).toBe(2); // the attempt the kill failed, and the one that completed
-    expect(done.returnvalue).toEqual({ taskId: task.taskId, items: 360, pagesCrawled: 3, errors: 0 });
+    expect(done.returnvalue).toEqual({ taskId: task.taskId, crawledBy: t.platform.ctx.instanceId, items: 360, pagesCrawled: 3, errors: 0 });
     expect(await counter('wp_crawler_browser_crashes_total')).toBe(crashesBefore + victims.length);
     const survivors = chromiumBrowserPids(profileRoot);
     expect(survivors.length).toBe(1);
