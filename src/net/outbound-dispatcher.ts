@@ -13,7 +13,7 @@
  * host name (undici's servername), exactly as a connection by name would.
  */
 import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { isIP, isIPv6 } from 'node:net';
 import { Agent, buildConnector } from 'undici';
 import { assertAllowed, type OutboundPolicy } from './outbound-policy.js';
 
@@ -32,7 +32,7 @@ export const systemResolver: Resolver = async (hostname) => (await lookup(hostna
 export async function resolveAllowed(policy: OutboundPolicy, host: string, resolve: Resolver = systemResolver): Promise<string[] | undefined> {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
   if (isIP(bare)) {
-    assertAllowed(policy, host, bare);
+    assertAllowed(policy, isIPv6(bare) ? `[${bare}]` : bare, bare);
     return [bare];
   }
   if (policy.allowsHostName(bare)) return undefined;
