@@ -178,7 +178,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
         lastModified: feed.lastModified,
         signal,
         dispatcher,
-        // `to` is the URL's host name, as domainOf gives it.
+        // `next` is the URL's host name, as domainOf gives it.
         beforeHostChange: async (_from, next) => {
           if (next === held) return;
           if (held) await scheduler.handOver(held, await gate.release(held, job.id!));
