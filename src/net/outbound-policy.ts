@@ -83,12 +83,13 @@ const IPV6_EMBEDDED: [IpBlock, Embedding, bigint][] = [
   [block('64:ff9b::/96'), 'nat64', 0n],
   [block('2002::/16'), '6to4', 80n],
 ];
-/** ::/96 less :: and ::1 (judged below). */
+/** ::/96 less :: and ::1 (judged first). */
 const IPV4_COMPATIBLE = block('::/96');
 
+const IPV6_UNSPECIFIED = block('::/128');
+const IPV6_LOOPBACK = block('::1/128');
+
 const IPV6_DENY: [IpBlock, RefusalReason][] = [
-  [block('::/128'), 'unspecified'],
-  [block('::1/128'), 'loopback'],
   [block('100::/64'), 'reserved'],
   [block('2001:db8::/32'), 'documentation'],
   [block('3fff::/20'), 'documentation'],
@@ -108,7 +109,9 @@ export function classifyAddress(address: IpAddress): Verdict {
     const hit = IPV4_DENY.find(([b]) => inBlock(address, b));
     return hit ? { allowed: false, reason: hit[1] } : { allowed: true, by: 'public' };
   }
-  for (const [b, reason] of IPV6_DENY.slice(0, 2)) if (inBlock(address, b)) return { allowed: false, reason };
+  // :: and ::1 first: they lie inside the IPv4-compatible block.
+  if (inBlock(address, IPV6_UNSPECIFIED)) return { allowed: false, reason: 'unspecified' };
+  if (inBlock(address, IPV6_LOOPBACK)) return { allowed: false, reason: 'loopback' };
   const embedded = IPV6_EMBEDDED.find(([b]) => inBlock(address, b));
   const compatible = !embedded && inBlock(address, IPV4_COMPATIBLE);
   if (embedded || compatible) {
