@@ -81,6 +81,7 @@ function env(redisUrl: string, databaseUrl: string, dataDir: string, spacingMs: 
     FEED_DOMAIN_MIN_INTERVAL_MS: String(spacingMs),
     FEED_WORKER_CONCURRENCY: String(CONCURRENCY),
     FEED_RECONCILE_INTERVAL_SECONDS: '0',
+    OUTBOUND_ALLOW: '127.0.0.0/8', // the fixture feed server's hosts (loopback is refused by default)
   });
 }
 

@@ -32,6 +32,8 @@ describe('config', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/^PORT: /);
     expect(() => loadConfig({ JOB_ATTEMPTS: '0' })).toThrow(/^JOB_ATTEMPTS: /);
     expect(() => loadConfig({ AUTH_FAIL_OPEN: 'maybe' })).toThrow(/^AUTH_FAIL_OPEN: /);
+    expect(() => loadConfig({ OUTBOUND_ALLOW: '10.0.0.0/8,http://intranet' })).toThrow(/^OUTBOUND_ALLOW: "http:\/\/intranet" is neither/);
+    expect(loadConfig({ OUTBOUND_ALLOW: ' 127.0.0.0/8, ::1 ,feeds.intranet' }).outbound.allow).toEqual(['127.0.0.0/8', '::1', 'feeds.intranet']);
     expect(() => loadConfig({ SCHEDULER_MIN_INTERVAL: '9000' })).toThrow(/^SCHEDULER_MIN_INTERVAL: /);
   });
 

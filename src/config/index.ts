@@ -6,6 +6,7 @@ import { crawlSettings } from './crawl.js';
 import type { GroupValue, SettingGroup } from './define.js';
 import { feedSettings } from './feeds.js';
 import { messageSettings } from './messages.js';
+import { outboundSettings } from './outbound.js';
 import { pipelineSettings } from './pipeline.js';
 import { coreSettings, databaseSettings, httpSettings, queueSettings, redisSettings } from './platform.js';
 import { poolSettings } from './pools.js';
@@ -22,6 +23,7 @@ export const settingGroups = {
   database: databaseSettings,
   queues: queueSettings,
   auth: authSettings,
+  outbound: outboundSettings,
   feeds: feedSettings,
   crawl: crawlSettings,
   pipeline: pipelineSettings,

@@ -29,6 +29,7 @@ import { BrowserUnavailableError } from './crawl-errors.js';
 import type { CrawlMetrics } from './crawl-metrics.js';
 import { launchBrowser, type LaunchedBrowser, type LaunchOptions } from './launch-browser.js';
 import type { ProxyConfig } from './proxy-url.js';
+import type { RequestGuard } from './request-guard.js';
 import { Semaphore } from './semaphore.js';
 
 type SlotState = 'live' | 'draining' | 'closed' | 'crashed';
@@ -81,6 +82,8 @@ export interface BrowserManagerOptions {
   protocolTimeoutMs: number;
   logger: Logger;
   metrics: CrawlMetrics;
+  /** Checks every request of every page against the outbound policy (request-guard.ts); null: none (tests of the browser itself). */
+  requestGuard: RequestGuard | null;
   /** Starts a browser (default: launchBrowser with stealth). */
   launch?: (options: LaunchOptions) => Promise<LaunchedBrowser>;
 }
@@ -116,6 +119,7 @@ export class BrowserManager {
       // not render hidden pages, so their virtual lists would never re-render on scroll
       const page = await withTimeout(slot.browser.newPage({ type: 'window' }), PAGE_OPEN_TIMEOUT_MS, 'opening a page');
       if (proxy?.username) await page.authenticate({ username: proxy.username, password: proxy.password ?? '' });
+      await this.options.requestGuard?.install(page);
       return this.lease(slot, page);
     } catch (err) {
       if (slot) {

@@ -7,6 +7,10 @@
  * http(s) proxies are checked with the request Chromium would make: an absolute-form GET for
  * http targets, a CONNECT tunnel for https targets. SOCKS proxies are only checked for
  * reachability (a TCP connect).
+ *
+ * Not routed through the outbound policy (src/net/outbound-policy.ts), on purpose: it connects
+ * only to a PROXY_LIST entry and asks it only for the site's health-check URL (CRAWL_BASE_URL),
+ * both the operator's own configuration, and it follows no redirect. No user-given URL reaches it.
  */
 import http from 'node:http';
 import https from 'node:https';

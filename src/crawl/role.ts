@@ -12,6 +12,7 @@
 import path from 'node:path';
 import { EMBEDDED_FIXTURE_URL } from '../config/crawl.js';
 import type { PlatformContext, RoleHandle } from '../context.js';
+import { OutboundPolicy } from '../net/outbound-policy.js';
 import { createWorker } from '../queues/create-worker.js';
 import { queues } from '../queues/definitions.js';
 import { createSiteAdapter } from './adapters/create-site-adapter.js';
@@ -22,6 +23,7 @@ import { createCrawlProcessor } from './process-crawl-job.js';
 import { ProxyBreaker } from './proxy-breaker.js';
 import { checkProxy } from './proxy-health-check.js';
 import { parseProxy } from './proxy-url.js';
+import { RequestGuard } from './request-guard.js';
 
 /**
  * The embedded fixture marketplace trades a little (per keyword: 3 items sell and 4 are listed
@@ -48,6 +50,13 @@ export async function startCrawlerRole(ctx: PlatformContext): Promise<CrawlerRol
   }
   const adapter = createSiteAdapter(c.site, baseUrl);
   const metrics = new CrawlMetrics(ctx.metrics);
+  // The operator's own site is trusted; whatever else the browser is led to (a redirect off the
+  // site, a frame or script on another host) goes through the outbound policy (OUTBOUND_ALLOW).
+  const requestGuard = new RequestGuard({
+    policy: OutboundPolicy.fromEntries(ctx.config.outbound.allow),
+    trustedOrigins: [adapter.baseUrl],
+    onRefused: (r) => (r.navigation ? logger.warn(r, 'crawler navigation refused by the outbound policy') : logger.debug(r, 'crawler request refused by the outbound policy')),
+  });
   const browsers = new BrowserManager({
     chromiumPath: c.chromiumPath,
     profileRoot: path.join(ctx.config.derived.dataDir, 'chromium'),
@@ -57,6 +66,7 @@ export async function startCrawlerRole(ctx: PlatformContext): Promise<CrawlerRol
     protocolTimeoutMs: Math.max(30_000, c.pageTimeoutMs * 2),
     logger,
     metrics,
+    requestGuard,
   });
   const breaker = new ProxyBreaker({
     redis: ctx.redis,

@@ -5,10 +5,15 @@
  * first; decompressed bytes counted, so a zip bomb stops at the cap too). Failures are thrown as
  * FeedRefreshError with their class (see refresh-failure.ts); 429/503 carry Retry-After.
  *
+ * Every connection, the first and each redirect hop's, goes through the caller's dispatcher: the
+ * outbound policy (src/net/outbound-dispatcher.ts) refuses private destinations at connect time.
+ * Before a hop to another host than the previous one's, `beforeHostChange` is awaited (the caller
+ * ends its turn on the old host and waits for the new host's); the timeout does not run meanwhile.
+ *
  * Uses no Redis and no database; the domain spacing and the lock are the caller's.
  */
+import { fetch, type Dispatcher, type Response } from 'undici';
 import { classifyFetchError, classifyStatus, FeedRefreshError, parseRetryAfter } from './refresh-failure.js';
-
 export interface FetchFeedOptions {
   userAgent: string;
   timeoutMs: number;
@@ -20,6 +25,10 @@ export interface FetchFeedOptions {
   lastModified?: string | null;
   /** Aborts the request (the refresh's time limit). */
   signal?: AbortSignal;
+  /** Opens every connection; the outbound policy lives here. */
+  dispatcher: Dispatcher;
+  /** Awaited before a request to another host than the previous request's (host names, lower case). */
+  beforeHostChange?: (from: string, to: string) => Promise<void>;
 }
 
 export type FetchFeedResult =
@@ -82,9 +91,45 @@ async function readCapped(res: Response, maxBytes: number): Promise<Uint8Array> 
   return body;
 }
 
+/** The fetch timeout: one budget for every hop and the body, paused while waiting for another host's turn. */
+class FetchDeadline {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private left: number;
+  private since = 0;
+  private running = false;
+
+  constructor(ms: number) {
+    this.left = ms;
+    this.resume();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get expired(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  resume(): void {
+    if (this.running) return;
+    this.running = true;
+    this.since = performance.now();
+    this.timer = setTimeout(() => this.controller.abort(new DOMException('the fetch timed out', 'TimeoutError')), Math.max(0, this.left));
+  }
+
+  pause(): void {
+    if (!this.running) return;
+    this.running = false;
+    clearTimeout(this.timer);
+    this.left -= performance.now() - this.since;
+  }
+}
+
 export async function fetchFeed(feedUrl: string, options: FetchFeedOptions): Promise<FetchFeedResult> {
-  const timeout = AbortSignal.timeout(options.timeoutMs);
-  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  const deadline = new FetchDeadline(options.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([deadline.signal, options.signal]) : deadline.signal;
   const headers: Record<string, string> = { 'user-agent': options.userAgent, accept: ACCEPT };
   if (options.etag) headers['if-none-match'] = options.etag;
   if (options.lastModified) headers['if-modified-since'] = options.lastModified;
@@ -97,9 +142,29 @@ export async function fetchFeed(feedUrl: string, options: FetchFeedOptions): Pro
   url.username = '';
   url.password = '';
   const visited = new Set<string>([url.href]);
+  // Whether the current hop's server has answered (status and headers): failures before that are
+  // connection failures, whatever their cause (see classifyFetchError).
+  let answered = false;
+  let host = url.hostname;
   try {
     for (let redirects = 0; ; redirects++) {
-      const res = await fetch(url, { headers: basic && url.origin === origin ? { ...headers, authorization: basic } : headers, redirect: 'manual', signal });
+      if (url.hostname !== host && options.beforeHostChange) {
+        deadline.pause();
+        try {
+          await options.beforeHostChange(host, url.hostname);
+        } finally {
+          deadline.resume();
+        }
+      }
+      host = url.hostname;
+      answered = false;
+      const res = await fetch(url, {
+        headers: basic && url.origin === origin ? { ...headers, authorization: basic } : headers,
+        redirect: 'manual',
+        signal,
+        dispatcher: options.dispatcher,
+      });
+      answered = true;
       if (REDIRECTS.has(res.status)) {
         await discard(res);
         const location = res.headers.get('location');
@@ -139,6 +204,8 @@ export async function fetchFeed(feedUrl: string, options: FetchFeedOptions): Pro
       };
     }
   } catch (err) {
-    throw classifyFetchError(err, timeout.aborted);
+    throw classifyFetchError(err, { timedOut: deadline.expired, answered });
+  } finally {
+    deadline.pause();
   }
 }

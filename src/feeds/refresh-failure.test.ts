@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifyFetchError, classifyStatus, FeedRefreshError, parseRetryAfter } from './refresh-failure.js';
+import { DestinationNotAllowedError } from '../net/outbound-policy.js';
+import { classifyFetchError, classifyStatus, CONNECTION_FAILED_MESSAGE, FeedRefreshError, parseRetryAfter } from './refresh-failure.js';
 
 describe('refresh failures', () => {
   it.each([
@@ -16,7 +17,7 @@ describe('refresh failures', () => {
   });
 
   it('treats not-a-feed, too large and redirect loops as permanent', () => {
-    for (const cls of ['not_a_feed', 'too_large', 'too_many_redirects', 'invalid_url'] as const) {
+    for (const cls of ['not_a_feed', 'too_large', 'too_many_redirects', 'invalid_url', 'destination_not_allowed'] as const) {
       expect(new FeedRefreshError(cls, 'x').permanent).toBe(true);
     }
   });
@@ -31,11 +32,42 @@ describe('refresh failures', () => {
     expect(parseRetryAfter(null, now, 1000)).toBeUndefined();
   });
 
-  it('classifies fetch errors: timeouts and network failures are retryable', () => {
-    const refused = Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
-    expect(classifyFetchError(refused, false).failure).toBe('network');
-    expect(classifyFetchError(refused, false).message).toBe('ECONNREFUSED');
-    expect(classifyFetchError(new DOMException('aborted', 'AbortError'), true).failure).toBe('timeout');
-    expect(classifyFetchError(new DOMException('t', 'TimeoutError'), false).permanent).toBe(false);
+  // undici rejects with TypeError('fetch failed') whose cause is the socket's error.
+  const fetchFailed = (cause: unknown) => Object.assign(new TypeError('fetch failed'), { cause });
+  const before = { timedOut: false, answered: false };
+
+  it('reads every connection failure before an answer the same, retryable, with the cause kept for the log only', () => {
+    const failures = [
+      fetchFailed(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' })),
+      fetchFailed(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })),
+      fetchFailed(Object.assign(new Error('Connect Timeout Error'), { code: 'UND_ERR_CONNECT_TIMEOUT' })),
+      fetchFailed(Object.assign(new Error('getaddrinfo ENOTFOUND x.invalid'), { code: 'ENOTFOUND' })),
+      fetchFailed(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' })),
+      fetchFailed(Object.assign(new Error('Response does not match the HTTP/1.1 protocol (Expected HTTP/)'), { code: 'HPE_INVALID_CONSTANT' })),
+      new DOMException('the fetch timed out', 'TimeoutError'),
+    ];
+    const read = failures.map((err, i) => classifyFetchError(err, { timedOut: i === failures.length - 1, answered: false }));
+    for (const f of read) {
+      expect(f.failure).toBe('connection_failed');
+      expect(f.summary).toBe(`connection_failed: ${CONNECTION_FAILED_MESSAGE}`);
+      expect(f.permanent).toBe(false);
+    }
+    expect(read[0]!.detail).toMatch(/ECONNREFUSED 127\.0\.0\.1:6379/);
+    expect(read[5]!.detail).toMatch(/HPE_INVALID_CONSTANT/);
+    expect(read[6]!.detail).toMatch(/no answer in time/);
+  });
+
+  it('reads a body that did not complete in time as a timeout', () => {
+    const f = classifyFetchError(new DOMException('t', 'TimeoutError'), { timedOut: true, answered: true });
+    expect(f.failure).toBe('timeout');
+    expect(f.permanent).toBe(false);
+  });
+
+  it('reads a refusal of the outbound policy as destination_not_allowed, permanent, naming the host only', () => {
+    const f = classifyFetchError(fetchFailed(new DestinationNotAllowedError('meta.example', '169.254.169.254', 'link_local')), before);
+    expect(f.failure).toBe('destination_not_allowed');
+    expect(f.permanent).toBe(true);
+    expect(f.summary).toBe('destination_not_allowed: meta.example is not an allowed destination');
+    expect(f.detail).toBe('meta.example → 169.254.169.254: link_local');
   });
 });

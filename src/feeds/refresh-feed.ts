@@ -10,8 +10,11 @@
  *   2. the feed (deleted → done, nothing scheduled)
  *   3. take the feed lock with the job id (taken by another job → done, no work, nothing scheduled)
  *      A turn not used because of 2 or 3 is given back at once (the next job in line gets it).
- *   4. conditional GET (fetch-feed.ts), then release the domain, handing its next turn to the
- *      first job in line (moved to exactly then)
+ *   4. conditional GET (fetch-feed.ts) through the outbound policy (RefreshDeps.dispatcher), then
+ *      release the domain, handing its next turn to the first job in line (moved to exactly then).
+ *      A redirect to another host ends the turn on the old host (released as in 4) and waits, in
+ *      the worker slot, for the new host's turn before its request: the spacing applies to every
+ *      host actually requested. The wait is bounded by the time limit, not the fetch timeout.
  *   5. parse (parse-feed.ts) and upsert the articles in batches (article-store.ts)
  *   6. record the outcome on the feed row
  *   7. release the lock, then ask for the next periodic refresh (feed-scheduler.ts)
@@ -29,7 +32,9 @@
  * (status error, errorCount + 1, lastError) and the next periodic refresh backs off.
  * The whole refresh runs under FEED_TIME_LIMIT_SECONDS; the lock outlives it (FEED_LOCK_TTL_SECONDS).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Job } from 'bullmq';
+import type { Dispatcher } from 'undici';
 import type { Config } from '../config/index.js';
 import type { Feed } from '../generated/prisma/client.js';
 import { BlockedError, PermanentError, RetryableError } from '../errors.js';
@@ -81,6 +86,8 @@ export interface RefreshDeps {
   lock: FeedLock;
   gate: DomainGate;
   scheduler: FeedScheduler;
+  /** Opens every connection of a feed request: the outbound policy (src/net/outbound-dispatcher.ts). */
+  dispatcher: Dispatcher;
   metrics?: { refreshes: { inc(labels: { outcome: string }): void }; articles: { inc(n: number): void } };
 }
 
@@ -107,8 +114,14 @@ async function withTimeLimit<T>(seconds: number, work: (signal: AbortSignal) => 
   }
 }
 
+/**
+ * Longest sleep between two looks at another host's turn during a redirect: a hand-over may move
+ * the job's place earlier, and a job active in a worker slot is not woken by it.
+ */
+const HOP_TURN_POLL_MS = 250;
+
 export function createRefreshProcessor(deps: RefreshDeps) {
-  const { settings, store, lock, gate, scheduler } = deps;
+  const { settings, store, lock, gate, scheduler, dispatcher } = deps;
   const maxRetryAfterMs = settings.maxBackoffMinutes * 60_000;
 
   /**
@@ -128,10 +141,32 @@ export function createRefreshProcessor(deps: RefreshDeps) {
     throw new BlockedError(`waiting for the turn of ${domain}`, left, 'domain_spacing', { routine: true });
   }
 
-  /** The conditional GET in the domain's turn (taken by the caller); the turn ends with the exchange. */
+  /**
+   * Waits in the worker slot for `domain`'s turn (a redirect's host), keeping the job's place in
+   * that domain's line; a wait cut short by the time limit gives the place back.
+   */
+  async function waitForTurn(job: Job, domain: string, signal: AbortSignal): Promise<void> {
+    try {
+      for (;;) {
+        const wait = await gate.acquire(domain, job.id!);
+        if (wait === 0) return;
+        await sleep(Math.min(wait, HOP_TURN_POLL_MS), undefined, { signal });
+      }
+    } catch (err) {
+      await scheduler.handOver(domain, await gate.cancel(domain, job.id!)).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /**
+   * The conditional GET in the domain's turn (taken by the caller); the turn ends with the
+   * exchange. A redirect to another host hands this turn on and takes that host's.
+   */
   async function fetchInTurn(job: Job, feed: Feed, domain: string | undefined, signal: AbortSignal): Promise<FetchFeedResult> {
     if (!domain) throw new FeedRefreshError('invalid_url', `not a URL: ${feed.url.slice(0, 200)}`);
     let retryAfterMs = 0;
+    // The domain whose turn this job holds (none while it waits for a redirect host's turn).
+    let held: string | undefined = domain;
     try {
       return await fetchFeed(feed.url, {
         userAgent: settings.userAgent,
@@ -142,12 +177,21 @@ export function createRefreshProcessor(deps: RefreshDeps) {
         etag: feed.etag,
         lastModified: feed.lastModified,
         signal,
+        dispatcher,
+        // `next` is the URL's host name, as domainOf gives it.
+        beforeHostChange: async (_from, next) => {
+          if (next === held) return;
+          if (held) await scheduler.handOver(held, await gate.release(held, job.id!));
+          held = undefined;
+          await waitForTurn(job, next, signal);
+          held = next;
+        },
       });
     } catch (err) {
       if (err instanceof FeedRefreshError) retryAfterMs = err.details.retryAfterMs ?? 0;
       throw err;
     } finally {
-      await scheduler.handOver(domain, await gate.release(domain, job.id!, retryAfterMs));
+      if (held) await scheduler.handOver(held, await gate.release(held, job.id!, retryAfterMs));
     }
   }
 
@@ -246,7 +290,10 @@ export function createRefreshProcessor(deps: RefreshDeps) {
         if (isFeedGone(err)) return done({ outcome: 'skipped', reason: 'feed_deleted' });
         const failure = err instanceof FeedRefreshError ? err : undefined;
         const final = failure?.permanent || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-        if (!final) throw failure ? new FeedRetryError(failure.summary, failure.failure, failure.details.retryAfterMs) : err;
+        if (!final) {
+          if (failure?.detail) ctx.logger.debug({ feedId, failure: failure.failure, detail: failure.detail, attempt: job.attemptsMade + 1 }, 'feed refresh attempt failed');
+          throw failure ? new FeedRetryError(failure.summary, failure.failure, failure.details.retryAfterMs) : err;
+        }
         if (failure) {
           const failed = await store.recordFailure(feedId, failure.summary).catch((e) => {
             if (isFeedGone(e)) return null;
@@ -256,7 +303,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
           next = nextAfterFailure(new Date(), failed.refreshIntervalMinutes, failed.errorCount, settings.maxBackoffMinutes, failure.details.retryAfterMs);
           await store.setNextRefresh(feedId, next);
           deps.metrics?.refreshes.inc({ outcome: `failed_${failure.failure}` });
-          ctx.logger.info({ feedId, failure: failure.failure, errorCount: failed.errorCount, nextRefreshAt: next }, 'feed refresh failed');
+          ctx.logger.info({ feedId, failure: failure.failure, detail: failure.detail, errorCount: failed.errorCount, nextRefreshAt: next }, 'feed refresh failed');
         } else {
           // Our side failed (database, bug), not the feed: its schedule is kept as it was.
           next = new Date(Date.now() + refreshSpacingMs(current.refreshIntervalMinutes, current.errorCount, settings.maxBackoffMinutes));

@@ -2,10 +2,15 @@
  * The feeds worker role: the `feed-refresh` worker, and (while this instance is leader) the
  * reconciler that gives every feed back its one periodic chain if Redis lost it.
  *
+ * Feed requests go out through one dispatcher holding the outbound policy (OUTBOUND_ALLOW).
+ *
  * Stop order: the reconciler, then the worker (no new jobs; active refreshes finish within
- * WORKER_SHUTDOWN_GRACE_MS or are handed back as stalled; their lock is theirs to take again).
+ * WORKER_SHUTDOWN_GRACE_MS or are handed back as stalled; their lock is theirs to take again),
+ * then the dispatcher's idle connections.
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
+import { createOutboundDispatcher } from '../net/outbound-dispatcher.js';
+import { OutboundPolicy } from '../net/outbound-policy.js';
 import { createWorker } from '../queues/create-worker.js';
 import { FEED_BACKOFF } from './feed-scheduler.js';
 import { createFeedServices } from './feed-services.js';
@@ -21,7 +26,8 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
     articles: ctx.metrics.counter('wp_feed_articles_upserted_total', 'Articles inserted or changed by feed refreshes.'),
   };
 
-  const processor = createRefreshProcessor({ settings, store, lock, gate, scheduler, metrics });
+  const dispatcher = createOutboundDispatcher(OutboundPolicy.fromEntries(ctx.config.outbound.allow));
+  const processor = createRefreshProcessor({ settings, store, lock, gate, scheduler, dispatcher, metrics });
   const worker = createWorker(ctx, 'feedRefresh', processor, {
     concurrency: settings.concurrency,
     bullmq: {
@@ -77,6 +83,7 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
         stopped = true;
         await stopReconciler?.();
         await worker.close();
+        await dispatcher.close();
       })()),
   };
 }

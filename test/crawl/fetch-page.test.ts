@@ -21,6 +21,8 @@ import { PageBlockedError } from '../../src/crawl/crawl-errors.js';
 import { CrawlMetrics } from '../../src/crawl/crawl-metrics.js';
 import { fetchPage, type FetchPageInput } from '../../src/crawl/fetch-page.js';
 import { FixtureMarketplace } from '../../src/crawl/fixture-marketplace/server.js';
+import { RequestGuard } from '../../src/crawl/request-guard.js';
+import { OutboundPolicy } from '../../src/net/outbound-policy.js';
 import type { BehaviourRule } from '../../src/crawl/fixture-marketplace/behaviour.js';
 import { chromiumBrowserPids } from './chromium-processes.js';
 import { waitFor } from '../support/wait.js';
@@ -41,6 +43,8 @@ describe('fetching a results page in headless Chromium', () => {
       protocolTimeoutMs: 30_000,
       logger: silentLogger(),
       metrics: new CrawlMetrics(new Metrics({ defaultMetrics: false })),
+      // As the crawler role runs it: the marketplace's origin trusted, nothing else open.
+      requestGuard: new RequestGuard({ policy: new OutboundPolicy(), trustedOrigins: [market.url] }),
     });
 
   /** The fetch options every case shares: an on-sale page of 120 items, no human-like scrolling. */

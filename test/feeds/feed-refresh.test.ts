@@ -147,7 +147,9 @@ describe('feed refresh', () => {
   });
 
   it.each([
-    ['a server that never answers', '/hang.xml', 'timeout'],
+    // Before an answer every failure reads the same (no port mapping through lastError).
+    ['a server that never answers', '/hang.xml', 'connection_failed'],
+    ['a body that stops coming', '/stall.xml', 'timeout'],
     ['a 500', '/status/500', 'http_5xx'],
   ])('retries %s with backoff, then records the failure', async (_name, path, failure) => {
     const f = await subscribe(path);

@@ -27,6 +27,9 @@ export function testEnv(redis: Pick<TestRedis, 'url'>, db: Pick<TestDatabase, 'u
     ADMIN_PASSWORD: TEST_ADMIN.password,
     JWT_SECRET: TEST_JWT_SECRET,
     WORKER_SHUTDOWN_GRACE_MS: '5000',
+    // The fixture servers (feeds, marketplaces) listen on loopback, which the outbound policy
+    // refuses by default; tests of that refusal set OUTBOUND_ALLOW themselves.
+    OUTBOUND_ALLOW: '127.0.0.0/8,::1',
     HTTP_SHUTDOWN_GRACE_MS: '2000',
     ...extra,
   };
