@@ -30,7 +30,7 @@ async function startOnce(dataDir: string, port: number): Promise<number> {
     detached: true,
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  let ms = 0;
+  let ms: number;
   for (;;) {
     const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
       (r) => r.ok,

@@ -28,6 +28,7 @@ describe('crawl, pipeline, pools, messages and dead jobs through npm start', () 
       dataDir,
       port: await freePort(),
       env: {
+        OUTBOUND_ALLOW: '127.0.0.0/8', // the feed server of the dead-job test is on loopback
         SCHEDULER_PAGES_ON_SALE: '1',
         SCHEDULER_PAGES_SOLD: '1',
         CRAWLER_HUMANIZE: 'false',

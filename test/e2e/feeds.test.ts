@@ -38,7 +38,8 @@ describe('feeds through npm start', () => {
     product = await startProduct({
       dataDir,
       port: await freePort(),
-      env: { FEED_RETRY_DELAY_MS: '200', FEED_DOMAIN_MIN_INTERVAL_MS: '200' },
+      // The feed servers are on loopback, which the outbound policy refuses unless allowed.
+      env: { OUTBOUND_ALLOW: '127.0.0.0/8', FEED_RETRY_DELAY_MS: '200', FEED_DOMAIN_MIN_INTERVAL_MS: '200' },
     });
     api = await adminClient(product.url!);
   });

@@ -36,6 +36,7 @@ describe(`${CYCLES} stops by a signal to the process group, with work in flight`
       dataDir,
       port,
       env: {
+        OUTBOUND_ALLOW: '127.0.0.0/8', // the slow feed server is on loopback
         WORKER_SHUTDOWN_GRACE_MS: String(GRACE_MS),
         SCHEDULER_PAGES_ON_SALE: '2',
         SCHEDULER_PAGES_SOLD: '1',
