@@ -89,10 +89,20 @@ describe(`${CYCLES} stops by a signal to the process group, with work in flight`
 
     for (let cycle = 0; cycle < CYCLES; cycle++) {
       // Work in flight: a crawl, a refresh of a slow feed, appends that queue drains.
-      expect((await api.post(`/api/ips/${ip.id}/crawl`)).status).toBe(202);
+      const trigger = await api.post(`/api/ips/${ip.id}/crawl`);
+      expect(trigger.status).toBe(202);
       expect((await api.post('/api/queue/schedule-feed', { feed_id: feed.id, force_immediate: true })).status).toBe(202);
       const appends = appendLoop(api, cycle);
-      await waitFor(async () => (await api.get(`/api/ips/${ip.id}`)).body.currentCrawl?.state === 'active', { timeoutMs: 30_000, message: 'the crawl running' });
+      let crawl: unknown;
+      await waitFor(
+        async () => {
+          crawl = (await api.get(`/api/ips/${ip.id}`)).body.currentCrawl;
+          return (crawl as { state?: string } | undefined)?.state === 'active';
+        },
+        { timeoutMs: 60_000, message: 'the crawl running' },
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; cycle ${cycle + 1}; the trigger answered ${JSON.stringify(trigger.body)}; the IP's crawl: ${JSON.stringify(crawl)}`);
+      });
       await sleep((cycle * 377) % 1500); // a different moment of the crawl each time
 
       const stopped = await p.stop('SIGTERM', 120_000);
