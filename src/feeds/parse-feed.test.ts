@@ -57,6 +57,7 @@ describe('parseFeedDocument', () => {
       summary: '<p>short</p>',
       content: '<p>full <b>html</b></p>',
       publishedAt: new Date('2024-01-01T10:00:00Z'),
+      enclosures: [],
     });
   });
 
