@@ -1,6 +1,7 @@
 /**
  * The feeds worker role: the `feed-refresh` worker, and (while this instance is leader) the
- * reconciler that gives every feed back its one periodic chain if Redis lost it.
+ * reconciler that gives every feed back its one periodic chain if Redis lost it, and the job
+ * that sanitizes articles stored by an older sanitizer (once per term, at its start).
  *
  * Stop order: the reconciler, then the worker (no new jobs; active refreshes finish within
  * WORKER_SHUTDOWN_GRACE_MS or are handed back as stalled; their lock is theirs to take again).
@@ -10,6 +11,7 @@ import { createWorker } from '../queues/create-worker.js';
 import { FEED_BACKOFF } from './feed-scheduler.js';
 import { createFeedServices } from './feed-services.js';
 import { reconcileChains } from './reconcile-chains.js';
+import { sanitizeStoredArticles } from './sanitize-stored-articles.js';
 import { createRefreshProcessor, FeedRetryError } from './refresh-feed.js';
 
 export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> {
@@ -66,6 +68,21 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
         await running;
       })());
     return stopReconciler;
+  });
+
+  ctx.leadership.whileLeader('feeds-sanitize-articles', async (term) => {
+    let stop = stopped;
+    const running = sanitizeStoredArticles({ pool: ctx.db.pool, batchSize: settings.sanitizeBatchSize, shouldContinue: () => !stop && term.isCurrent() })
+      .then(
+        ({ cleaned, finished }) => {
+          if (cleaned || !finished) logger.info({ cleaned, finished }, 'stored articles sanitized');
+        },
+        (err: Error) => logger.warn({ err: err.message }, 'sanitizing stored articles failed; the next leader term retries'),
+      );
+    return async () => {
+      stop = true;
+      await running;
+    };
   });
 
   let stopping: Promise<void> | undefined;
