@@ -273,7 +273,7 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
   const source = decodeFeedBody(body, contentType).replace(/^[\s\uFEFF]+/, '');
   if (!source) throw notAFeed('empty body');
   const docBase = documentBase(feedUrl, options.contentLocation);
-  const parsed = source.startsWith('{') ? parseJson(source) : parseXml(source);
+  const parsed = source.startsWith('{') || source.startsWith('[') ? parseJson(source) : parseXml(source);
   const notes: XmlNotes | null = parsed.format !== 'json' && parsed.feed && needsAnnotations(source) ? scanXml(source, docBase, parsed.format) : null;
 
   let raws: { raw: RawItem; notes: ElementNotes | null }[] = [];
