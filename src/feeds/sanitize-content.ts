@@ -143,6 +143,9 @@ function optionsFor(base: string): sanitizeHtml.IOptions {
 /** Sanitized HTML, URLs resolved against `base`; null when nothing visible is left. */
 export function sanitizeContent(html: string | null | undefined, base: string): string | null {
   if (!html) return null;
+  // Text without markup or entities is already what sanitize-html would return (the common
+  // case of RSS summaries), and costs nothing to check.
+  if (!/[<>&]/.test(html)) return stripControls(html).trim() || null;
   const clean = stripControls(sanitizeHtml(html, optionsFor(base))).trim();
   return clean || null;
 }
