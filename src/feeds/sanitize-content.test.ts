@@ -109,6 +109,19 @@ describe('sanitizeContent: URLs', () => {
     expect(sanitizeContent('  ', BASE)).toBeNull();
   });
 
+  it('gives plain formatting back as written, and sends anything else through the sanitizer', () => {
+    for (const plain of ['<p>Body of <b>item 1</b> &amp; more&nbsp;text</p>', '<ul><li>a<br>b</li><li><em>c</em></li></ul><hr/>', '<table><tbody><tr><td>1</td></tr></tbody></table>']) {
+      expect(sanitizeContent(plain, BASE)).toBe(plain);
+    }
+    expect(sanitizeContent('<p class="x">a</p>', BASE)).toBe('<p>a</p>');
+    expect(sanitizeContent('<P>a</P>', BASE)).toBe('<p>a</p>');
+    expect(sanitizeContent('<b><i>a</b></i>', BASE)).toBe('<b><i>a</i></b>');
+    expect(sanitizeContent('<p>a < b</p>', BASE)).toBe('<p>a &lt; b</p>');
+    expect(sanitizeContent('<p>R&D <!-- c --></p>', BASE)).toBe('<p>R&amp;D </p>');
+    expect(sanitizeContent('<p>open', BASE)).toBe('<p>open</p>');
+    expect(sanitizeContent('<a>x</a>', BASE)).toBe('<a rel="nofollow noopener noreferrer">x</a>');
+  });
+
   it('removes control characters PostgreSQL cannot store', () => {
     expect(sanitizeContent('<p>a\u0000b\u0007c</p>', BASE)).toBe('<p>abc</p>');
   });
