@@ -3,7 +3,7 @@
  * reconciler that gives every feed back its one periodic chain if Redis lost it, and the job
  * that sanitizes articles stored by an older sanitizer (once per term, at its start).
  *
- * Stop order: the reconciler, then the worker (no new jobs; active refreshes finish within
+ * Stop order: the reconciler and the sanitizing job (it ends after its current batch), then the worker (no new jobs; active refreshes finish within
  * WORKER_SHUTDOWN_GRACE_MS or are handed back as stalled; their lock is theirs to take again).
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
@@ -70,6 +70,7 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
     return stopReconciler;
   });
 
+  let stopSanitizer: (() => Promise<void>) | undefined;
   ctx.leadership.whileLeader('feeds-sanitize-articles', async (term) => {
     let stop = stopped;
     const running = sanitizeStoredArticles({ pool: ctx.db.pool, batchSize: settings.sanitizeBatchSize, shouldContinue: () => !stop && term.isCurrent() })
@@ -79,10 +80,11 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
         },
         (err: Error) => logger.warn({ err: err.message }, 'sanitizing stored articles failed; the next leader term retries'),
       );
-    return async () => {
+    stopSanitizer = async () => {
       stop = true;
       await running;
     };
+    return stopSanitizer;
   });
 
   let stopping: Promise<void> | undefined;
@@ -93,6 +95,7 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
       (stopping ??= (async () => {
         stopped = true;
         await stopReconciler?.();
+        await stopSanitizer?.();
         await worker.close();
       })()),
   };
