@@ -26,8 +26,9 @@ export function xmlRoot(source: string): string | null {
     },
     { xmlMode: true },
   );
-  // The prolog (declaration, comments, doctype) is short; feed chunks until the first element.
-  for (let i = 0; root === null && i < source.length; i += 4096) parser.write(source.slice(i, i + 4096));
+  // The prolog (declaration, comments, doctype) is short: small chunks until the first element,
+  // so that the tokenizer stops soon after it.
+  for (let i = 0; root === null && i < source.length; i += 512) parser.write(source.slice(i, i + 512));
   parser.reset();
   return root;
 }
