@@ -13,9 +13,12 @@
  * time to a domain's first request, the mean gap per domain (the spacing plus what a turn costs)
  * and the wake-ups per refresh (1 = each job was taken once, at its turn) explain the ratio.
  *
- * Parse: MB/s of the chosen parser (feedsmith, through parseFeedDocument: decode, parse, map)
- * on 5 MB RSS 2.0, Atom 1.0 and JSON Feed documents, against JSON.parse of the JSON Feed document
- * (the native parser's speed, as a ceiling).
+ * Parse: MB/s of parseFeedDocument, the whole path a refresh runs on a body (decode, XML
+ * well-formedness check, feedsmith, mapping, URL resolution, plain-text titles, sanitize-html on
+ * summary and content) on 5 MB RSS 2.0, Atom 1.0 and JSON Feed documents, plus an RSS document
+ * whose items carry a typical rich article (links, images with srcset, a table, a code block, and
+ * a script, an iframe and handlers to strip), against JSON.parse of the JSON Feed document (the
+ * native parser's speed, as a ceiling).
  *
  * Starts its own redis-server and PostgreSQL cluster and removes them afterwards.
  */
@@ -194,6 +197,27 @@ function jsonFeedDocument(items: number, pad: number): string {
   });
 }
 
+const RICH_ARTICLE =
+  '<p>Intro with <a href="/posts/older">a relative link</a>, <em>emphasis</em> and <code>inline()</code>.</p>' +
+  '<figure><img src="img/photo.jpg" srcset="img/photo.jpg 1x, img/photo@2x.jpg 2x" alt="photo" width="640" height="480" onerror="track()"><figcaption>Caption</figcaption></figure>' +
+  '<table><thead><tr><th>Name</th><th>Value</th></tr></thead><tbody><tr><td>a</td><td>1</td></tr><tr><td colspan="2">b</td></tr></tbody></table>' +
+  '<pre class="language-js"><code class="language-js">const x = a &lt; b &amp;&amp; c;</code></pre>' +
+  '<ul><li>one</li><li>two <a href="https://other.example/x" target="_blank">out</a></li></ul>' +
+  '<blockquote cite="/source">Quoted</blockquote><script>analytics()</script><iframe src="https://video.example/embed/1"></iframe>' +
+  '<p style="color:red" onclick="x()">Closing paragraph of the article, with a few words to read.</p>';
+
+function richRssDocument(items: number): string {
+  const parts = ['<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel><title>Rich</title><link>http://bench.test/</link><description>d</description>'];
+  for (let i = 0; i < items; i++) {
+    parts.push(
+      `<item><title>Rich &lt;b&gt;item&lt;/b&gt; ${i}</title><link>/rich/${i}</link><guid isPermaLink="false">rich-${i}</guid><pubDate>Mon, 01 Jan 2024 00:00:00 GMT</pubDate>` +
+        `<description><![CDATA[<p>Summary of <b>item ${i}</b> with <a href="/rich/${i}">a link</a>.</p>]]></description><content:encoded><![CDATA[${RICH_ARTICLE}]]></content:encoded></item>`,
+    );
+  }
+  parts.push('</channel></rss>');
+  return parts.join('\n');
+}
+
 /** Items needed for a ~5 MB document of the given generator. */
 function sized(make: (items: number) => string, targetBytes = 5 * 1024 * 1024): Uint8Array {
   const probe = Buffer.byteLength(make(100));
@@ -217,11 +241,13 @@ function parseBench(): { name: string; mb: number; mbPerSecond: number; items: n
   const rss = sized((n) => rssDocument('http://bench.test', 'bench', n, { pad }));
   const atom = sized((n) => atomDocument(n, pad));
   const json = sized((n) => jsonFeedDocument(n, pad));
+  const rich = sized((n) => richRssDocument(n));
   const jsonText = new TextDecoder().decode(json);
   const rows = [
-    { name: 'RSS 2.0 (feedsmith)', doc: rss },
-    { name: 'Atom 1.0 (feedsmith)', doc: atom },
-    { name: 'JSON Feed 1.1 (feedsmith)', doc: json },
+    { name: 'RSS 2.0', doc: rss },
+    { name: 'Atom 1.0', doc: atom },
+    { name: 'JSON Feed 1.1', doc: json },
+    { name: 'RSS 2.0, rich HTML articles', doc: rich },
   ].map(({ name, doc }) => {
     const items = parseFeedDocument(doc, 'application/xml', 'http://bench.test/feed').articles.length;
     return { name, mb: doc.byteLength / 1024 / 1024, items, mbPerSecond: throughput(doc.byteLength, () => parseFeedDocument(doc, null, 'http://bench.test/feed')) };
@@ -271,7 +297,7 @@ async function main(): Promise<void> {
     console.log(`  spacing never under ${SPACING_MS} ms: ${never ? 'yes' : 'NO'} (min ${Math.min(spaced.minGapMs, small.minGapMs).toFixed(1)} ms)`);
     if (!never) process.exitCode = 1;
 
-    console.log('\nparse throughput (parseFeedDocument: decode + feedsmith + mapping), ~5 MB documents, median of 5:');
+    console.log('\nparse throughput (parseFeedDocument: decode + well-formedness + feedsmith + mapping + URLs + sanitizing), ~5 MB documents, median of 5:');
     const parse = parseBench();
     const base = parse.at(-1)!.mbPerSecond;
     for (const p of parse) console.log(`  ${p.name.padEnd(40)} ${p.mb.toFixed(1)} MB  ${String(p.items).padStart(6)} items  ${p.mbPerSecond.toFixed(1).padStart(7)} MB/s  (${(p.mbPerSecond / base).toFixed(2)} × JSON.parse)`);

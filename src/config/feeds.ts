@@ -16,5 +16,6 @@ export const feedSettings = {
   attempts: setting('FEED_ATTEMPTS', int(1, 20), 3, 'Attempts of one refresh on retryable failures (network, timeout, 5xx, 429) before it counts as failed.'),
   retryDelayMs: setting('FEED_RETRY_DELAY_MS', int(0), 30000, 'First retry delay of a failed refresh attempt; doubles each attempt (Retry-After wins when longer).'),
   upsertBatchSize: setting('FEED_UPSERT_BATCH_SIZE', int(1, 5000), 500, 'Articles per INSERT ... ON CONFLICT statement.'),
+  sanitizeBatchSize: setting('FEED_SANITIZE_BATCH_SIZE', int(1, 5000), 500, 'Articles per batch of the leader\'s job that sanitizes articles stored by an older sanitizer.'),
   reconcileIntervalSeconds: setting('FEED_RECONCILE_INTERVAL_SECONDS', int(0), 600, 'How often the leader checks that every feed has its one pending periodic refresh and repairs a lost one (0 = only at start).'),
 };

@@ -5,7 +5,8 @@
  * per batch: a refresh of N items is ceil(N / FEED_UPSERT_BATCH_SIZE) statements. An article
  * that exists is only rewritten when something in it changed, and `RETURNING (xmax = 0)` tells
  * inserted rows from updated ones, so re-processing the same content inserts nothing and
- * counts nothing twice. An article keeps the feed it was first seen in.
+ * counts nothing twice. Rows are written with the current SANITIZER_VERSION: what the parser
+ * hands over is already sanitized (parse-feed.ts). An article keeps the feed it was first seen in.
  *
  * The statements every refresh runs (load the feed, upsert, record the success) go straight to
  * the pg pool Prisma itself runs on: Prisma's client costs ~0.4-0.6 ms of CPU per query on top
@@ -16,6 +17,7 @@
 import type { Database, PrismaClient } from '../db/client.js';
 import type { Feed } from '../generated/prisma/client.js';
 import type { ParsedArticle } from './parse-feed.js';
+import { SANITIZER_VERSION } from './sanitize-content.js';
 
 export interface UpsertCounts {
   inserted: number;
@@ -76,15 +78,16 @@ export class ArticleStore {
       const batch = articles.slice(i, i + this.batchSize);
       const { rows } = await this.pool.query<{ inserted: boolean }>({
         name: 'feeds-upsert-articles',
-        text: `INSERT INTO articles (feed_id, user_id, url, guid, title, author, summary, content, published_at, updated_at)
-        SELECT $1, $2, a.url, a.guid, a.title, a.author, a.summary, a.content, a.published_at, now()
-        FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
-          AS a(url, guid, title, author, summary, content, published_at)
+        text: `INSERT INTO articles (feed_id, user_id, url, guid, title, author, summary, content, published_at, enclosures, sanitizer_version, updated_at)
+        SELECT $1, $2, a.url, a.guid, a.title, a.author, a.summary, a.content, a.published_at, a.enclosures, $11, now()
+        FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::jsonb[])
+          AS a(url, guid, title, author, summary, content, published_at, enclosures)
         ON CONFLICT (url, user_id) DO UPDATE SET
           guid = EXCLUDED.guid, title = EXCLUDED.title, author = EXCLUDED.author, summary = EXCLUDED.summary,
-          content = EXCLUDED.content, published_at = EXCLUDED.published_at, updated_at = now()
-        WHERE (articles.guid, articles.title, articles.author, articles.summary, articles.content, articles.published_at)
-          IS DISTINCT FROM (EXCLUDED.guid, EXCLUDED.title, EXCLUDED.author, EXCLUDED.summary, EXCLUDED.content, EXCLUDED.published_at)
+          content = EXCLUDED.content, published_at = EXCLUDED.published_at, enclosures = EXCLUDED.enclosures,
+          sanitizer_version = EXCLUDED.sanitizer_version, updated_at = now()
+        WHERE (articles.guid, articles.title, articles.author, articles.summary, articles.content, articles.published_at, articles.enclosures, articles.sanitizer_version)
+          IS DISTINCT FROM (EXCLUDED.guid, EXCLUDED.title, EXCLUDED.author, EXCLUDED.summary, EXCLUDED.content, EXCLUDED.published_at, EXCLUDED.enclosures, EXCLUDED.sanitizer_version)
         RETURNING (xmax = 0) AS inserted`,
         values: [
           feed.id,
@@ -96,6 +99,8 @@ export class ArticleStore {
           batch.map((a) => a.summary),
           batch.map((a) => a.content),
           batch.map((a) => a.publishedAt?.toISOString() ?? null),
+          batch.map((a) => JSON.stringify(a.enclosures)),
+          SANITIZER_VERSION,
         ],
       });
       const inserted = rows.filter((r) => r.inserted).length;

@@ -76,6 +76,7 @@ export function articleView(a: Article): ArticleView {
     summary: a.summary,
     content: a.content,
     publishedAt: a.publishedAt,
+    enclosures: a.enclosures as unknown as ArticleView['enclosures'],
     createdAt: a.createdAt,
     updatedAt: a.updatedAt,
   };

@@ -40,6 +40,8 @@ export type FetchFeedResult =
       redirects: number;
       body: Uint8Array;
       contentType: string | null;
+      /** The Content-Location header: the document's base URL when it is one (parse-feed.ts). */
+      contentLocation: string | null;
       etag: string | null;
       lastModified: string | null;
     };
@@ -199,6 +201,7 @@ export async function fetchFeed(feedUrl: string, options: FetchFeedOptions): Pro
         redirects,
         body,
         contentType: res.headers.get('content-type'),
+        contentLocation: res.headers.get('content-location'),
         etag: res.headers.get('etag'),
         lastModified: res.headers.get('last-modified'),
       };

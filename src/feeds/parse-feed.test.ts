@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeFeedBody } from './decode-body.js';
 import { parseFeedDocument } from './parse-feed.js';
@@ -5,6 +6,18 @@ import { FeedRefreshError } from './refresh-failure.js';
 
 const FEED_URL = 'http://example.test/feed';
 const bytes = (s: string) => new TextEncoder().encode(s);
+const DOCS = new URL('../../test/fixtures/feeds/documents/', import.meta.url);
+const doc = (name: string, options: { url?: string; contentLocation?: string } = {}) =>
+  parseFeedDocument(readFileSync(new URL(name, DOCS)), null, options.url ?? `http://docs.example.test/feeds/${name}`, { contentLocation: options.contentLocation ?? null });
+function refusal(run: () => unknown): FeedRefreshError {
+  try {
+    run();
+  } catch (e) {
+    expect(e).toBeInstanceOf(FeedRefreshError);
+    return e as FeedRefreshError;
+  }
+  throw new Error('not refused');
+}
 
 const RSS2 = `<?xml version="1.0"?><rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel>
 <title>Blog</title><link>http://example.test/</link><description>d</description>
@@ -57,6 +70,7 @@ describe('parseFeedDocument', () => {
       summary: '<p>short</p>',
       content: '<p>full <b>html</b></p>',
       publishedAt: new Date('2024-01-01T10:00:00Z'),
+      enclosures: [],
     });
   });
 
@@ -95,6 +109,153 @@ describe('parseFeedDocument', () => {
     expect((err as FeedRefreshError).failure).toBe('not_a_feed');
     expect((err as FeedRefreshError).permanent).toBe(true);
     expect((err as FeedRefreshError).message).toMatch(message);
+  });
+});
+
+describe('parseFeedDocument: liberal', () => {
+  it.each([
+    ['an RSS channel with no items', 'rss-no-items.xml', 'rss', 'A new blog'],
+    ['an empty RSS channel', 'rss-empty-channel.xml', 'rss', null],
+    ['an Atom 0.3 feed whose only child is a copyright notice', 'atom03-copyright-only.xml', 'atom', null],
+    ['an empty Atom 1.0 feed', 'atom10-empty.xml', 'atom', null],
+    ['an empty RDF document', 'rdf-empty.xml', 'rdf', null],
+    ['a JSON Feed with only its version', 'json-version-only.json', 'json', null],
+  ])('reads %s as a feed with no items', (_name, file, format, title) => {
+    expect(doc(file)).toEqual({ format, title, siteUrl: format === 'rss' && title ? 'http://blog.example.test/' : null, articles: [], skipped: 0 });
+  });
+
+  it('reads a channel without a title', () => {
+    const feed = doc('rss-no-title.xml');
+    expect(feed).toMatchObject({ format: 'rss', title: null, siteUrl: 'http://docs.example.test/blog/' });
+    expect(feed.articles.map((a) => [a.url, a.title])).toEqual([['http://docs.example.test/blog/first', 'Untitled channel, titled item']]);
+  });
+
+  it('takes the format from the root element, not from markup quoted in the content', () => {
+    const feed = doc('atom-mentions-rss.xml');
+    expect(feed.format).toBe('atom');
+    expect(feed.articles[0]!.url).toBe('http://mentions.example.test/1');
+  });
+
+  it('forgives a bare ampersand and HTML entities', () => {
+    const feed = doc('bare-ampersand.xml');
+    expect(feed.title).toBe('AT&T News today');
+    expect(feed.articles[0]).toMatchObject({ title: 'Q&A', url: 'http://amp.example.test/qa?a=1&b=2' });
+  });
+
+  it('refuses ill-formed XML with the reason and its position', () => {
+    const err = refusal(() => doc('malformed-nesting.xml'));
+    expect(err.failure).toBe('not_a_feed');
+    expect(err.message).toMatch(/^malformed XML: Expected closing tag 'item' .* \(line 5, column \d+\)$/);
+  });
+
+  it.each([
+    ['XML whose root is not a feed', '<?xml version="1.0"?><opml version="2.0"><body/></opml>', /unrecognized feed format: root element <opml>/],
+    ['JSON that is not a JSON Feed', '{"hello": "world"}', /JSON without a JSON Feed version/],
+    ['broken JSON', '{"version": "https://jsonfeed.org/version/1.1",', /malformed JSON/],
+    ['a JSON array', '[1, 2]', /JSON that is not an object/],
+  ])('refuses %s', (_name, source, message) => {
+    const err = refusal(() => parseFeedDocument(bytes(source), null, FEED_URL));
+    expect(err.failure).toBe('not_a_feed');
+    expect(err.message).toMatch(message);
+  });
+});
+
+describe('parseFeedDocument: URLs', () => {
+  it('resolves Atom links, enclosures and content against xml:base on the feed, entry, link and content', () => {
+    const feed = doc('atom-xml-base.xml');
+    expect(feed.siteUrl).toBe('http://base.example.test/root/site/');
+    const [one, two, three] = feed.articles;
+    expect(one).toMatchObject({
+      url: 'http://base.example.test/root/entries/one.html',
+      enclosures: [{ url: 'http://base.example.test/root/entries/media/one.mp3', type: 'audio/mpeg', length: 1234 }],
+      content: '<p><a href="http://base.example.test/content/dir/page.html" rel="nofollow noopener noreferrer">a page</a> <img src="http://base.example.test/content/img/pic.png" alt="pic" /></p>',
+    });
+    expect(two).toMatchObject({ url: 'http://other.example.test/x/two.html', summary: '<a href="http://base.example.test/relative/uri" rel="nofollow noopener noreferrer">rel</a>' });
+    // xml:base="javascript:..." is not a base: the feed's stays.
+    expect(three!.url).toBe('http://base.example.test/root/three.html');
+  });
+
+  it('resolves RSS links, permalink guids, enclosures and content against xml:base on the channel, item and description', () => {
+    const feed = doc('rss-xml-base.xml');
+    expect(feed.siteUrl).toBe('http://base.example.test/channel/home/');
+    expect(feed.articles.map((a) => a.url)).toEqual(['http://base.example.test/relative/uri', 'http://base.example.test/channel/posts/2', 'http://base.example.test/permalinks/3']);
+    expect(feed.articles[0]).toMatchObject({
+      enclosures: [{ url: 'http://base.example.test/items/ep1.mp3', type: 'audio/mpeg', length: 42 }],
+      summary: '<a href="http://desc.example.test/d/x.html" rel="nofollow noopener noreferrer">x</a>',
+      content: '<p><img src="http://base.example.test/items/img/a.png" srcset="http://base.example.test/items/img/a.png 1x, http://base.example.test/items/img/a2.png 2x" /></p>',
+    });
+  });
+
+  it('resolves against Content-Location (itself relative to the URL) when there is no xml:base, else against the URL after redirects', () => {
+    const located = doc('relative-links.xml', { contentLocation: '/located/here/' });
+    expect(located.siteUrl).toBe('http://docs.example.test/located/here/');
+    expect(located.articles.map((a) => a.url)).toEqual(['http://docs.example.test/located/here/item-1', 'http://docs.example.test/abs/item-2']);
+    expect(located.articles[0]!.summary).toBe('<a href="http://docs.example.test/located/here/notes/1" rel="nofollow noopener noreferrer">notes</a>');
+    const moved = doc('relative-links.xml', { url: 'http://moved.example.test/a/b/feed.xml', contentLocation: 'javascript:alert(1)' });
+    expect(moved.articles.map((a) => a.url)).toEqual(['http://moved.example.test/a/b/item-1', 'http://moved.example.test/abs/item-2']);
+  });
+
+  it('drops links with unsafe schemes (the item falls back to its guid, or is skipped)', () => {
+    const feed = doc('unsafe-links.xml');
+    expect(feed.articles.map((a) => [a.title, a.url, a.enclosures])).toEqual([
+      ['unsafe link, safe guid', 'http://docs.example.test/feeds/unsafe-links.xml#keep-me', []],
+      ['safe', 'https://safe.example.test/ok', []],
+    ]);
+    expect(feed.skipped).toBe(5);
+  });
+
+  it('resolves JSON Feed URLs and attachments against the document', () => {
+    const feed = doc('json-feed-relative.json');
+    expect(feed).toMatchObject({ title: 'JSON relative', siteUrl: 'http://docs.example.test/home/' });
+    expect(feed.articles[0]).toMatchObject({
+      url: 'http://docs.example.test/feeds/posts/1',
+      title: 'JSON item',
+      summary: 'Plain &lt;summary&gt; text',
+      content: '<p>Hello <img src="http://docs.example.test/img/1.png" /></p>',
+      enclosures: [{ url: 'http://docs.example.test/media/1.mp3', type: 'audio/mpeg', length: 99 }],
+    });
+    expect(feed.articles[1]).toMatchObject({ url: 'http://docs.example.test/feeds/json-feed-relative.json#j2', content: 'a &lt; b &amp; c' });
+  });
+});
+
+describe('parseFeedDocument: text', () => {
+  it('decodes Atom 1.0 text constructs: html, xhtml (prefixed or not), text', () => {
+    const feed = doc('atom10-text-constructs.xml');
+    expect(feed.title).toBe('The XHTML feed');
+    expect(feed.articles.map((a) => a.title)).toEqual(['Bold & escaped', 'Prefixed & italic', 'Plain text title, with CDATA']);
+    expect(feed.articles[0]!.content).toBe('<p>Inline <strong>xhtml</strong></p>');
+    expect(feed.articles[1]!.summary).toBe('Plain   text\n      summary with &lt;angle&gt; brackets');
+    // content type="image/png" is not text
+    expect(feed.articles[2]!.content).toBeNull();
+  });
+
+  it('decodes Atom 0.3 modes: base64, escaped, inline xml', () => {
+    const feed = doc('atom03-modes.xml');
+    expect(feed.title).toBe('Base64 feed title');
+    expect(feed.articles[0]).toMatchObject({ title: 'Escaped title', content: '<p>Base64 <b>content</b></p>', summary: 'Plain base64 summary', publishedAt: new Date('2004-05-01T10:00:00Z') });
+    expect(feed.articles[1]!.content).toBe('<p>Inline <b>XML</b> mode</p>');
+  });
+
+  it('falls back to dc:title, dc:creator and dc:date only where the core element is missing', () => {
+    const feed = doc('dc-fallbacks.xml');
+    expect(feed.title).toBe('Dublin Core channel');
+    expect(feed.articles.map((a) => [a.title, a.author, a.publishedAt?.toISOString()])).toEqual([
+      ['Dublin Core title', 'Dee Creator', '2024-02-03T04:05:06.000Z'],
+      ['Core wins', 'Core Author', '2024-02-03T10:00:00.000Z'],
+    ]);
+  });
+
+  it('stores titles and authors as plain text and summaries and content sanitized', () => {
+    const feed = doc('hostile-content.xml');
+    expect(feed.title).toBe('Hostile feed');
+    const [a] = feed.articles;
+    expect(a!.title).toBe('Title with markup & entities');
+    expect(a!.author).not.toMatch(/[<>]/);
+    expect(a!.summary).toBe('<p>Summary <a rel="nofollow noopener noreferrer">link</a></p>');
+    expect(a!.content).toContain('<p>Kept text</p>');
+    expect(a!.content).toContain('<img src="http://docs.example.test/feeds/photo.jpg" alt="photo" />');
+    expect(a!.content).toContain('<a href="http://docs.example.test/safe/path" rel="nofollow noopener noreferrer">safe link</a>');
+    expect(a!.content).not.toMatch(/<(script|style|meta|link|iframe|object|embed|form|input|base|svg)\b|on\w+=|javascript:|style=/i);
   });
 });
 

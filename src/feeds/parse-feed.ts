@@ -1,29 +1,59 @@
 /**
- * Feed text → the feed's title, site link and articles. Pure: no I/O.
+ * Feed bytes → the feed's title, site link and articles, as a feed reader stores them. Pure: no I/O.
  *
- * Parsing is feedsmith's (RSS 0.9x/1.0/2.0, RDF, Atom 0.3/1.0, JSON Feed 1.0/1.1); this module
- * only maps its four shapes onto one article shape. Nothing is sanitized: what the feed says is
- * stored as it is (HTML stays HTML). An article needs a URL, since articles are unique on
- * (url, user): the item's link, else a guid/id that is a URL, else the guid/id anchored on the
- * feed URL; items with none of these are skipped. Links are resolved against the feed URL.
- * Duplicate URLs within one document keep the first item.
+ * Parsing is feedsmith's (RSS 0.9x/1.0/2.0, RDF, Atom 0.3/1.0, JSON Feed 1.0/1.1); around it:
+ * - the format comes from the document: a JSON object, or the XML root element (rss, rdf:RDF,
+ *   feed), and the document must be well-formed XML (xml-check.ts); anything else is not_a_feed
+ *   with the reason;
+ * - liberal: a well-formed document whose root is a feed format is a feed, whatever it lacks
+ *   (title, link, items...). feedsmith refuses a feed it reads nothing from (an empty channel, an
+ *   Atom 0.3 feed holding only a copyright): that is a feed with no items, not an error;
+ * - URLs: each link, guid/id used as a link, enclosure URL and URL inside content is resolved
+ *   against its element's xml:base (xml-annotations.ts), then the Content-Location, then the
+ *   document's URL after redirects; only http(s) links are kept (resolve-url.ts);
+ * - text: titles and authors are plain text; summaries and content are sanitized HTML
+ *   (text-construct.ts, sanitize-content.ts); Atom text constructs are decoded by type and
+ *   mode (base64, escaped, xhtml); dc:title, dc:creator and dc:date stand in for missing ones.
+ *
+ * An article needs a URL, since articles are unique on (url, user): the item's link, else its
+ * guid/id when that is a URL (an RSS guid that is a permalink may be relative), else the guid/id
+ * anchored on the feed URL; items with none of these are skipped. Duplicate URLs within one
+ * document keep the first item.
  */
-import { parseFeed } from 'feedsmith';
+import { parseAtomFeed, parseJsonFeed, parseRdfFeed, parseRssFeed } from 'feedsmith';
 import { decodeFeedBody } from './decode-body.js';
 import { FeedRefreshError } from './refresh-failure.js';
+import { documentBase, isAbsoluteHttpUrl, MAX_URL_LENGTH, resolveHttpUrl } from './resolve-url.js';
+import { sanitizeContent } from './sanitize-content.js';
+import { decodeTextConstruct, htmlOf, plainText, stripControls, type Decoded, type TextConstruct } from './text-construct.js';
+import { itemKey, needsAnnotations, pairItemNotes, scanXml, type ElementNotes, type XmlNotes } from './xml-annotations.js';
+import { localName, xmlProblem, xmlRoot } from './xml-check.js';
+
+export interface ParsedEnclosure {
+  url: string;
+  type: string | null;
+  length: number | null;
+}
 
 export interface ParsedArticle {
   url: string;
   guid: string | null;
+  /** Plain text. */
   title: string | null;
+  /** Plain text. */
   author: string | null;
+  /** Sanitized HTML. */
   summary: string | null;
+  /** Sanitized HTML. */
   content: string | null;
   publishedAt: Date | null;
+  enclosures: ParsedEnclosure[];
 }
 
+export type FeedFormat = 'rss' | 'atom' | 'rdf' | 'json';
+
 export interface ParsedFeed {
-  format: 'rss' | 'atom' | 'rdf' | 'json';
+  format: FeedFormat;
   title: string | null;
   siteUrl: string | null;
   articles: ParsedArticle[];
@@ -31,21 +61,15 @@ export interface ParsedFeed {
   skipped: number;
 }
 
-const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v : null);
-
-function absoluteUrl(value: string | null | undefined, base: string): string | null {
-  if (!value) return null;
-  try {
-    const u = new URL(value.trim(), base);
-    return u.protocol === 'http:' || u.protocol === 'https:' ? u.toString() : null;
-  } catch {
-    return null;
-  }
+export interface ParseOptions {
+  /** The response's Content-Location header: the document's base when it is an http(s) URL. */
+  contentLocation?: string | null;
 }
 
-function isAbsoluteHttpUrl(value: string): boolean {
-  return /^https?:\/\//i.test(value.trim());
-}
+const MAX_ENCLOSURES = 20;
+const MAX_GUID_LENGTH = 2048;
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v : typeof v === 'number' ? String(v) : null);
 
 function toDate(value: unknown): Date | null {
   if (typeof value !== 'string' || !value.trim()) return null;
@@ -53,139 +77,246 @@ function toDate(value: unknown): Date | null {
   return Number.isNaN(d.getTime()) ? null : d;
 }
 
-type Parsed = ReturnType<typeof parseFeed<string>>;
-type FeedOf<F extends Parsed['format']> = Extract<Parsed, { format: F }>['feed'];
-type RssItem = NonNullable<FeedOf<'rss'>['items']>[number];
-type RdfItem = NonNullable<FeedOf<'rdf'>['items']>[number];
-type AtomEntry = NonNullable<FeedOf<'atom'>['entries']>[number];
-type AtomLinks = FeedOf<'atom'>['links'];
-type JsonItem = NonNullable<FeedOf<'json'>['items']>[number];
-
+/** An item as read from feedsmith, before URLs are resolved and HTML sanitized. */
 interface RawItem {
   link: string | null;
   id: string | null;
-  title: string | null;
+  /** An RSS guid that is a permalink (isPermaLink not "false"): a relative one is resolved as a link. */
+  idIsPermalink: boolean;
+  title: Decoded | null;
   author: string | null;
-  summary: string | null;
-  content: string | null;
+  summary: Decoded | null;
+  content: Decoded | null;
   published: string | null;
+  enclosures: { url: string; type: string | null; length: number | null }[];
+  /** Where each part's base comes from: the child element's name in the scan (xml-annotations.ts). */
+  at: { link: string; id: string; summary: string; content: string };
+}
+
+type Rss = NonNullable<ReturnType<typeof parseRssFeed<string>>>;
+type Rdf = NonNullable<ReturnType<typeof parseRdfFeed<string>>>;
+type Atom = NonNullable<ReturnType<typeof parseAtomFeed<string>>>;
+type Json = NonNullable<ReturnType<typeof parseJsonFeed<string>>>;
+type RssItem = NonNullable<Rss['items']>[number];
+type RdfItem = NonNullable<Rdf['items']>[number];
+type AtomEntry = NonNullable<Atom['entries']>[number];
+type AtomLinks = AtomEntry['links'];
+type JsonItem = NonNullable<Json['items']>[number];
+
+const html = (value: unknown): Decoded | null => decodeTextConstruct({ value: str(value) }, 'html');
+
+/** An Atom text construct with the mode the scan found (Atom 0.3). */
+function atomText(tc: { value?: string; type?: string } | undefined, mode: string | undefined): Decoded | null {
+  const construct: TextConstruct = { value: tc?.value ?? null, type: tc?.type ?? null, mode: mode ?? null };
+  return decodeTextConstruct(construct, 'text');
+}
+
+function rssAuthor(item: RssItem): string | null {
+  const a = item.authors?.[0];
+  return str(a?.name) ?? str(a?.email) ?? str(item.dc?.creators?.[0]);
 }
 
 function fromRss(item: RssItem): RawItem {
   return {
-    link: text(item.link),
-    id: text(item.guid?.value),
-    title: text(item.title),
-    author: text(item.authors?.[0]?.name ?? item.authors?.[0]?.email) ?? text(item.dc?.creators?.[0]),
-    summary: text(item.description),
-    content: text(item.content?.encoded),
-    published: text(item.pubDate) ?? text(item.dc?.dates?.[0]),
+    link: str(item.link),
+    id: str(item.guid?.value),
+    idIsPermalink: item.guid?.isPermaLink !== false,
+    title: html(item.title ?? item.dc?.titles?.[0]),
+    author: rssAuthor(item),
+    summary: html(item.description),
+    content: html(item.content?.encoded),
+    published: str(item.pubDate) ?? str(item.dc?.dates?.[0]),
+    enclosures: (item.enclosures ?? []).flatMap((e) => (str(e.url) ? [{ url: e.url!, type: str(e.type), length: e.length ?? null }] : [])),
+    at: { link: 'link', id: 'guid', summary: 'description', content: 'content:encoded' },
   };
 }
 
 function fromRdf(item: RdfItem): RawItem {
   return {
-    link: text(item.link),
-    id: text(item.rdf?.about),
-    title: text(item.title),
-    author: text(item.dc?.creators?.[0]),
-    summary: text(item.description),
-    content: text(item.content?.encoded),
-    published: text(item.dc?.dates?.[0]),
+    link: str(item.link),
+    id: str(item.rdf?.about),
+    idIsPermalink: false,
+    title: html(item.title ?? item.dc?.titles?.[0]),
+    author: str(item.dc?.creators?.[0]),
+    summary: html(item.description),
+    content: html(item.content?.encoded),
+    published: str(item.dc?.dates?.[0]),
+    enclosures: [],
+    // The id is the item's rdf:about: the item's own base (no child of that name).
+    at: { link: 'link', id: 'rdf:about', summary: 'description', content: 'content:encoded' },
   };
 }
 
-function atomLink(links: AtomLinks | AtomEntry['links']): string | null {
-  const alternate = links?.find((l) => !l.rel || l.rel === 'alternate') ?? links?.[0];
-  return text(alternate?.href);
+function atomLink(links: AtomLinks): string | null {
+  const alternate = links?.find((l) => l.href && (!l.rel || l.rel === 'alternate')) ?? links?.find((l) => l.href && l.rel !== 'enclosure' && l.rel !== 'self');
+  return str(alternate?.href);
 }
 
-function fromAtom(entry: AtomEntry): RawItem {
+function fromAtom(entry: AtomEntry, notes: ElementNotes | null): RawItem {
+  const modes = notes?.modes;
+  const title = atomText(entry.title, modes?.get('title')) ?? html(entry.dc?.titles?.[0]);
   return {
     link: atomLink(entry.links),
-    id: text(entry.id),
-    title: text(entry.title?.value),
-    author: text(entry.authors?.[0]?.name),
-    summary: text(entry.summary?.value),
-    content: text(entry.content?.value),
-    published: text(entry.published) ?? text(entry.updated),
+    id: str(entry.id),
+    idIsPermalink: false,
+    title,
+    author: str(entry.authors?.[0]?.name) ?? str(entry.authors?.[0]?.email) ?? str(entry.dc?.creators?.[0]),
+    summary: atomText(entry.summary, modes?.get('summary')),
+    content: atomText(entry.content, modes?.get('content')),
+    published: str(entry.published) ?? str(entry.updated) ?? str(entry.dc?.dates?.[0]),
+    enclosures: (entry.links ?? []).flatMap((l) => (l.rel === 'enclosure' && str(l.href) ? [{ url: l.href!, type: str(l.type), length: l.length ?? null }] : [])),
+    at: { link: 'link', id: 'id', summary: 'summary', content: 'content' },
   };
 }
 
 function fromJson(item: JsonItem): RawItem {
+  const text = (v: unknown) => decodeTextConstruct({ value: str(v) }, 'text');
+  const author = item.authors?.[0];
   return {
-    link: text(item.url) ?? text(item.external_url),
-    id: item.id === undefined || item.id === null ? null : text(String(item.id)),
+    link: str(item.url) ?? str(item.external_url),
+    id: item.id === undefined || item.id === null ? null : str(String(item.id)),
+    idIsPermalink: false,
     title: text(item.title),
-    author: text(item.authors?.[0]?.name),
+    author: str(author?.name),
     summary: text(item.summary),
-    content: text(item.content_html) ?? text(item.content_text),
-    published: text(item.date_published) ?? text(item.date_modified),
+    content: html(item.content_html) ?? text(item.content_text),
+    published: str(item.date_published) ?? str(item.date_modified),
+    enclosures: (item.attachments ?? []).flatMap((a) => (str(a.url) ? [{ url: a.url!, type: str(a.mime_type), length: a.size_in_bytes ?? null }] : [])),
+    at: { link: 'link', id: 'id', summary: 'summary', content: 'content' },
   };
 }
 
-function toArticle(raw: RawItem, feedUrl: string): ParsedArticle | null {
-  const url =
-    absoluteUrl(raw.link, feedUrl) ??
-    (raw.id && isAbsoluteHttpUrl(raw.id) ? absoluteUrl(raw.id, feedUrl) : null) ??
-    (raw.id ? `${feedUrl.split('#')[0]}#${encodeURIComponent(raw.id)}` : null);
+/** The base in force on an item's child: the scanned one when the document needed a scan, else the document's. */
+const baseOf = (notes: ElementNotes | null, child: string, docBase: string) => (notes ? (notes.childBases.get(child) ?? notes.base) : docBase);
+
+function toArticle(raw: RawItem, notes: ElementNotes | null, docBase: string, feedUrl: string): ParsedArticle | null {
+  const linkBase = notes ? (raw.link && notes.linkBases.get(raw.link.trim())) || baseOf(notes, raw.at.link, docBase) : docBase;
+  const idBase = baseOf(notes, raw.at.id, docBase);
+  const idAsLink = raw.id && (isAbsoluteHttpUrl(raw.id) || (raw.idIsPermalink && /^\s*\.{0,2}\//.test(raw.id))) ? resolveHttpUrl(raw.id, idBase) : null;
+  const anchored = raw.id ? `${feedUrl.split('#')[0]}#${encodeURIComponent(raw.id)}` : null;
+  const url = resolveHttpUrl(raw.link, linkBase) ?? idAsLink ?? (anchored && anchored.length <= MAX_URL_LENGTH ? anchored : null);
   if (!url) return null;
+  const enclosures: ParsedEnclosure[] = [];
+  for (const e of raw.enclosures) {
+    const resolved = resolveHttpUrl(e.url, notes?.linkBases.get(e.url.trim()) ?? notes?.base ?? docBase);
+    if (resolved && enclosures.length < MAX_ENCLOSURES && !enclosures.some((x) => x.url === resolved)) {
+      enclosures.push({ url: resolved, type: e.type ? stripControls(e.type).slice(0, 255) : null, length: Number.isSafeInteger(e.length) && e.length! >= 0 ? e.length : null });
+    }
+  }
   return {
     url,
-    guid: raw.id,
-    title: raw.title,
-    author: raw.author,
-    summary: raw.summary,
-    content: raw.content,
+    guid: raw.id ? stripControls(raw.id).slice(0, MAX_GUID_LENGTH) : null,
+    title: plainText(raw.title),
+    author: plainText(raw.author ? { kind: 'html', value: raw.author } : null),
+    summary: sanitizeContent(htmlOf(raw.summary), baseOf(notes, raw.at.summary, docBase)),
+    content: sanitizeContent(htmlOf(raw.content), baseOf(notes, raw.at.content, docBase)),
     publishedAt: toDate(raw.published),
+    enclosures,
   };
+}
+
+/** What is read of the feed itself before its items. */
+interface Channel {
+  title: Decoded | null;
+  siteUrl: string | null;
+}
+
+function notAFeed(reason: string, cause?: unknown): FeedRefreshError {
+  return new FeedRefreshError('not_a_feed', reason, {}, cause === undefined ? undefined : { cause });
+}
+
+/** feedsmith's refusal of a document it read nothing from, as opposed to a bug or a broken document. */
+const isEmptyRefusal = (err: unknown) => ['ParseError', 'DetectError'].includes((err as Error)?.name);
+
+function parseJson(source: string): { format: 'json'; feed: Json | null } {
+  let json: unknown;
+  try {
+    json = JSON.parse(source);
+  } catch (err) {
+    throw notAFeed(`malformed JSON: ${(err as Error).message}`, err);
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw notAFeed('unrecognized feed format: JSON that is not an object');
+  const version = (json as { version?: unknown }).version;
+  const declared = typeof version === 'string' && version.includes('jsonfeed.org/version/');
+  try {
+    return { format: 'json', feed: parseJsonFeed(json as Record<string, unknown>) };
+  } catch (err) {
+    if (declared && isEmptyRefusal(err)) return { format: 'json', feed: null };
+    throw notAFeed('unrecognized feed format: JSON without a JSON Feed version', err);
+  }
+}
+
+type XmlFormat = 'rss' | 'rdf' | 'atom';
+const ROOTS: Record<string, XmlFormat> = { rss: 'rss', rdf: 'rdf', feed: 'atom' };
+
+function parseXml(source: string): { format: XmlFormat; feed: Rss | Rdf | Atom | null } {
+  const root = xmlRoot(source);
+  if (!root) throw notAFeed('unrecognized feed format: no XML element');
+  const local = localName(root);
+  if (local === 'html') throw notAFeed('an HTML page, not a feed');
+  const problem = xmlProblem(source);
+  if (problem) throw notAFeed(`malformed XML: ${problem}`);
+  const format = ROOTS[local];
+  if (!format) throw notAFeed(`unrecognized feed format: root element <${root.slice(0, 64)}>`);
+  try {
+    const feed = format === 'rss' ? parseRssFeed(source) : format === 'rdf' ? parseRdfFeed(source) : parseAtomFeed(source);
+    return { format, feed };
+  } catch (err) {
+    // Well-formed, and its root is a feed's: a feed with nothing feedsmith could read.
+    if (isEmptyRefusal(err)) return { format, feed: null };
+    throw notAFeed(`malformed XML: ${(err as Error)?.message ?? err}`, err);
+  }
 }
 
 /** Parses a feed document (bytes as received). Throws FeedRefreshError('not_a_feed'). */
-export function parseFeedDocument(body: Uint8Array, contentType: string | null | undefined, feedUrl: string): ParsedFeed {
-  const source = decodeFeedBody(body, contentType);
-  if (!source.trim()) throw new FeedRefreshError('not_a_feed', 'empty body');
-  let parsed: Parsed;
-  try {
-    parsed = parseFeed<string>(source);
-  } catch (err) {
-    const name = (err as Error)?.name;
-    const looksHtml = /^\s*(<!doctype html|<html[\s>])/i.test(source.slice(0, 512));
-    const reason = looksHtml ? 'an HTML page, not a feed' : name === 'MalformedError' ? 'malformed feed document' : 'unrecognized feed format';
-    throw new FeedRefreshError('not_a_feed', reason, {}, { cause: err });
-  }
+export function parseFeedDocument(body: Uint8Array, contentType: string | null | undefined, feedUrl: string, options: ParseOptions = {}): ParsedFeed {
+  const source = decodeFeedBody(body, contentType).replace(/^[\s\uFEFF]+/, '');
+  if (!source) throw notAFeed('empty body');
+  const docBase = documentBase(feedUrl, options.contentLocation);
+  const parsed = source.startsWith('{') || source.startsWith('[') ? parseJson(source) : parseXml(source);
+  const notes: XmlNotes | null = parsed.format !== 'json' && parsed.feed && needsAnnotations(source) ? scanXml(source, docBase, parsed.format) : null;
 
-  let raws: RawItem[];
-  let title: string | null;
-  let siteUrl: string | null;
+  let raws: { raw: RawItem; notes: ElementNotes | null }[] = [];
+  let channel: Channel = { title: null, siteUrl: null };
+  const paired = <T>(items: T[] | undefined, keyOf: (item: T) => string) => (notes ? pairItemNotes(items ?? [], keyOf, notes) : null);
+  const siteBase = notes ? baseOf(notes.channel, 'link', docBase) : docBase;
   switch (parsed.format) {
-    case 'rss':
-      raws = (parsed.feed.items ?? []).map(fromRss);
-      title = text(parsed.feed.title);
-      siteUrl = text(parsed.feed.link);
+    case 'rss': {
+      const feed = parsed.feed as Rss | null;
+      const pairs = paired(feed?.items, (i) => itemKey(i.link, i.guid?.value));
+      raws = (feed?.items ?? []).map((i, n) => ({ raw: fromRss(i), notes: pairs?.[n] ?? null }));
+      channel = { title: html(feed?.title ?? feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(str(feed?.link), siteBase) };
       break;
-    case 'rdf':
-      raws = (parsed.feed.items ?? []).map(fromRdf);
-      title = text(parsed.feed.title);
-      siteUrl = text(parsed.feed.link);
+    }
+    case 'rdf': {
+      const feed = parsed.feed as Rdf | null;
+      const pairs = paired(feed?.items, (i) => itemKey(i.link, null));
+      raws = (feed?.items ?? []).map((i, n) => ({ raw: fromRdf(i), notes: pairs?.[n] ?? null }));
+      channel = { title: html(feed?.title ?? feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(str(feed?.link), siteBase) };
       break;
-    case 'atom':
-      raws = (parsed.feed.entries ?? []).map(fromAtom);
-      title = text(parsed.feed.title?.value);
-      siteUrl = atomLink(parsed.feed.links);
+    }
+    case 'atom': {
+      const feed = parsed.feed as Atom | null;
+      const pairs = paired(feed?.entries, (e) => itemKey(e.links?.[0]?.href, e.id));
+      raws = (feed?.entries ?? []).map((e, n) => ({ raw: fromAtom(e, pairs?.[n] ?? null), notes: pairs?.[n] ?? null }));
+      const link = atomLink(feed?.links);
+      const linkBase = notes && link ? (notes.channel.linkBases.get(link.trim()) ?? siteBase) : siteBase;
+      channel = { title: atomText(feed?.title, notes?.channel.modes.get('title')) ?? html(feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(link, linkBase) };
       break;
-    case 'json':
-      raws = (parsed.feed.items ?? []).map(fromJson);
-      title = text(parsed.feed.title);
-      siteUrl = text(parsed.feed.home_page_url);
+    }
+    case 'json': {
+      const feed = parsed.feed;
+      raws = (feed?.items ?? []).map((i) => ({ raw: fromJson(i), notes: null }));
+      channel = { title: decodeTextConstruct({ value: str(feed?.title) }, 'text'), siteUrl: resolveHttpUrl(str(feed?.home_page_url), docBase) };
       break;
+    }
   }
 
   const seen = new Set<string>();
   const articles: ParsedArticle[] = [];
   let skipped = 0;
-  for (const raw of raws) {
-    const article = toArticle(raw, feedUrl);
+  for (const { raw, notes: itemNotes } of raws) {
+    const article = toArticle(raw, itemNotes, docBase, feedUrl);
     if (!article) {
       skipped++;
       continue;
@@ -194,5 +325,5 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
     seen.add(article.url);
     articles.push(article);
   }
-  return { format: parsed.format, title, siteUrl: absoluteUrl(siteUrl, feedUrl), articles, skipped };
+  return { format: parsed.format, title: plainText(channel.title), siteUrl: channel.siteUrl, articles, skipped };
 }

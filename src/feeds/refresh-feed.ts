@@ -263,7 +263,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
             await store.recordNotModified(current, now, next);
             return { outcome: 'not_modified' as const, httpStatus: 304, nextRefreshAt: next.toISOString() };
           }
-          const parsed = parseFeedDocument(fetched.body, fetched.contentType, fetched.finalUrl);
+          const parsed = parseFeedDocument(fetched.body, fetched.contentType, fetched.finalUrl, { contentLocation: fetched.contentLocation });
           const counts = await store.upsertArticles(current, parsed.articles);
           await store.recordSuccess(current, {
             fetchedAt: now,

@@ -1,12 +1,13 @@
 /**
  * The feeds worker role: the `feed-refresh` worker, and (while this instance is leader) the
- * reconciler that gives every feed back its one periodic chain if Redis lost it.
+ * reconciler that gives every feed back its one periodic chain if Redis lost it, and the job
+ * that sanitizes articles stored by an older sanitizer (once per term, at its start).
  *
  * Feed requests go out through one dispatcher holding the outbound policy (OUTBOUND_ALLOW).
  *
- * Stop order: the reconciler, then the worker (no new jobs; active refreshes finish within
- * WORKER_SHUTDOWN_GRACE_MS or are handed back as stalled; their lock is theirs to take again),
- * then the dispatcher's idle connections.
+ * Stop order: the reconciler and the sanitizing job (it ends after its current batch), then the
+ * worker (no new jobs; active refreshes finish within WORKER_SHUTDOWN_GRACE_MS or are handed back
+ * as stalled; their lock is theirs to take again), then the dispatcher's idle connections.
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createOutboundDispatcher } from '../net/outbound-dispatcher.js';
@@ -15,6 +16,7 @@ import { createWorker } from '../queues/create-worker.js';
 import { FEED_BACKOFF } from './feed-scheduler.js';
 import { createFeedServices } from './feed-services.js';
 import { reconcileChains } from './reconcile-chains.js';
+import { sanitizeStoredArticles } from './sanitize-stored-articles.js';
 import { createRefreshProcessor, FeedRetryError } from './refresh-feed.js';
 
 export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> {
@@ -74,6 +76,23 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
     return stopReconciler;
   });
 
+  let stopSanitizer: (() => Promise<void>) | undefined;
+  ctx.leadership.whileLeader('feeds-sanitize-articles', async (term) => {
+    let stop = stopped;
+    const running = sanitizeStoredArticles({ pool: ctx.db.pool, batchSize: settings.sanitizeBatchSize, shouldContinue: () => !stop && term.isCurrent() })
+      .then(
+        ({ cleaned, finished }) => {
+          if (cleaned || !finished) logger.info({ cleaned, finished }, 'stored articles sanitized');
+        },
+        (err: Error) => logger.warn({ err: err.message }, 'sanitizing stored articles failed; the next leader term retries'),
+      );
+    stopSanitizer = async () => {
+      stop = true;
+      await running;
+    };
+    return stopSanitizer;
+  });
+
   let stopping: Promise<void> | undefined;
   return {
     name: 'feeds',
@@ -82,6 +101,7 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
       (stopping ??= (async () => {
         stopped = true;
         await stopReconciler?.();
+        await stopSanitizer?.();
         await worker.close();
         await dispatcher.close();
       })()),

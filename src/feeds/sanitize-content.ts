@@ -1,0 +1,179 @@
+/**
+ * HTML from a feed → HTML a reader can render without running the feed author's code. Pure.
+ *
+ * sanitize-html with an allow-list: only the tags, attributes and URL schemes below survive;
+ * everything else is dropped (a dropped element keeps its text, except the elements in
+ * DROPPED_WITH_CONTENT, whose content goes too). In particular nothing of: script, style, link,
+ * meta, base, iframe/frame, object/embed, form and its controls, svg, math, template; no `on*`
+ * attribute, no `style` attribute (CSS can load URLs), no `id`/`name` (they could clobber a
+ * reader page's globals), no `class` but `language-*`/`lang-*` on code blocks.
+ *
+ * URLs (href, src, srcset, poster, cite) are resolved against the base of the element that held
+ * the HTML (resolve-url.ts) before the scheme check; a URL that does not resolve, or resolves to
+ * another scheme than the ones allowed for it, is dropped (the element stays). Links get
+ * rel="nofollow noopener noreferrer". `data:` is kept only as the src of an img, for raster
+ * images (png, gif, jpeg, webp, avif) in base64.
+ *
+ * Idempotent: sanitizing the output again gives the same output (the job that re-sanitizes
+ * stored articles relies on it).
+ */
+import sanitizeHtml from 'sanitize-html';
+import { resolveHttpUrl } from './resolve-url.js';
+import { stripControls } from './text-construct.js';
+
+/**
+ * Version of this policy. Raise it whenever the lists below change: the feeds leader then cleans
+ * the stored articles of older versions again (sanitize-stored-articles.ts).
+ */
+export const SANITIZER_VERSION = 1;
+
+export const ALLOWED_TAGS = [
+  'a', 'abbr', 'audio', 'b', 'bdi', 'bdo', 'blockquote', 'br', 'caption', 'cite', 'code', 'col', 'colgroup', 'dd', 'del',
+  'details', 'dfn', 'div', 'dl', 'dt', 'em', 'figcaption', 'figure', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'i', 'img',
+  'ins', 'kbd', 'li', 'mark', 'ol', 'p', 'picture', 'pre', 'q', 'rp', 'rt', 'ruby', 's', 'samp', 'small', 'source', 'span',
+  'strong', 'sub', 'summary', 'sup', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'time', 'tr', 'u', 'ul', 'var', 'video', 'wbr',
+] as const;
+
+export const ALLOWED_ATTRIBUTES: Record<string, string[]> = {
+  '*': ['title', 'lang', 'dir'],
+  a: ['href', 'hreflang', 'rel'],
+  img: ['src', 'srcset', 'sizes', 'alt', 'width', 'height'],
+  picture: [],
+  source: ['src', 'srcset', 'sizes', 'type', 'media'],
+  video: ['src', 'poster', 'width', 'height', 'controls', 'loop', 'muted', 'playsinline'],
+  audio: ['src', 'controls', 'loop', 'muted'],
+  blockquote: ['cite'],
+  q: ['cite'],
+  del: ['cite', 'datetime'],
+  ins: ['cite', 'datetime'],
+  time: ['datetime'],
+  ol: ['start', 'reversed', 'type'],
+  li: ['value'],
+  td: ['colspan', 'rowspan', 'headers'],
+  th: ['colspan', 'rowspan', 'headers', 'scope', 'abbr'],
+  col: ['span'],
+  colgroup: ['span'],
+  details: ['open'],
+  code: ['class'],
+  pre: ['class'],
+};
+
+/** Schemes a URL attribute may keep, per attribute (data: is handled apart, img src only). */
+export const URL_SCHEMES: Record<string, string[]> = {
+  href: ['http', 'https', 'mailto'],
+  src: ['http', 'https'],
+  srcset: ['http', 'https'],
+  poster: ['http', 'https'],
+  cite: ['http', 'https'],
+};
+
+/** Disallowed elements whose content is dropped with them (other disallowed elements keep their text). */
+export const DROPPED_WITH_CONTENT = [
+  'script', 'style', 'template', 'noscript', 'noembed', 'noframes', 'xmp', 'plaintext', 'textarea', 'select', 'option',
+  'iframe', 'frame', 'frameset', 'object', 'embed', 'applet', 'svg', 'math', 'head', 'title',
+];
+
+const URL_ATTRIBUTES = Object.keys(URL_SCHEMES);
+const DATA_IMAGE = /^data:image\/(?:png|gif|jpeg|webp|avif);base64,[a-z0-9+/=\s]*$/i;
+const REL = 'nofollow noopener noreferrer';
+
+/** srcset → its candidates ("url descriptor"), each URL resolved; candidates that do not resolve are dropped. */
+function resolveSrcset(value: string, base: string): string | null {
+  const out: string[] = [];
+  let i = 0;
+  while (i < value.length) {
+    while (i < value.length && /[\s,]/.test(value[i]!)) i++;
+    let j = i;
+    while (j < value.length && !/\s/.test(value[j]!)) j++;
+    let url = value.slice(i, j);
+    let descriptor = '';
+    if (url.endsWith(',')) url = url.replace(/,+$/, '');
+    else {
+      const end = value.indexOf(',', j);
+      descriptor = value.slice(j, end === -1 ? value.length : end).trim();
+      j = end === -1 ? value.length : end + 1;
+    }
+    i = j;
+    if (!url) continue;
+    const resolved = resolveHttpUrl(url, base);
+    if (resolved && !/[\s,]/.test(resolved)) out.push(descriptor ? `${resolved} ${descriptor}` : resolved);
+  }
+  return out.length ? out.join(', ') : null;
+}
+
+function allowedUrl(tag: string, attribute: string, value: string, base: string): string | null {
+  const trimmed = value.trim();
+  if (attribute === 'srcset') return resolveSrcset(trimmed, base);
+  if (tag === 'img' && attribute === 'src' && DATA_IMAGE.test(trimmed)) return trimmed.replace(/\s+/g, '');
+  if (attribute === 'href' && /^mailto:/i.test(trimmed)) return trimmed;
+  return resolveHttpUrl(trimmed, base);
+}
+
+// Allowed elements that are clean without any attribute (not `a`, which always gets its rel, nor
+// media without a source), and which of them are void.
+const PLAIN_TAGS = new Set<string>(ALLOWED_TAGS.filter((t) => !['a', 'img', 'source', 'picture', 'video', 'audio', 'col'].includes(t)));
+const VOID_TAGS = new Set(['br', 'hr', 'wbr']);
+const TOKEN = /<(\/?)([a-z][a-z0-9]*)(\s*\/)?>|[<>]|&(?![a-z][a-z0-9]*;|#[0-9]{1,7};|#x[0-9a-f]{1,6};)/gi;
+
+/**
+ * True when `html` is already clean: only elements of PLAIN_TAGS written in lower case without
+ * any attribute, properly nested and closed, and text without `<`, `>` or an `&` that does not
+ * start a character reference. sanitize-html would give it back unchanged but for serialization
+ * (`<br>` → `<br />`), at about 50 times the cost. Anything else (an attribute, a comment, any
+ * other element, a stray `<`) is left to sanitize-html.
+ */
+function isPlainMarkup(html: string): boolean {
+  const open: string[] = [];
+  TOKEN.lastIndex = 0;
+  for (let m = TOKEN.exec(html); m; m = TOKEN.exec(html)) {
+    const [, closing, name, selfClosing] = m;
+    if (name === undefined || name !== name.toLowerCase() || !PLAIN_TAGS.has(name)) return false;
+    if (VOID_TAGS.has(name)) {
+      if (closing) return false;
+    } else if (selfClosing) return false;
+    else if (!closing) open.push(name);
+    else if (open.pop() !== name) return false;
+  }
+  return open.length === 0;
+}
+
+function optionsFor(base: string): sanitizeHtml.IOptions {
+  return {
+    allowedTags: [...ALLOWED_TAGS],
+    allowedAttributes: ALLOWED_ATTRIBUTES,
+    allowedClasses: { code: ['language-*', 'lang-*'], pre: ['language-*', 'lang-*'] },
+    allowedSchemes: ['http', 'https'],
+    allowedSchemesByTag: { a: ['http', 'https', 'mailto'], img: ['http', 'https', 'data'] },
+    allowedSchemesAppliedToAttributes: ['href', 'src', 'cite', 'poster', 'srcset', 'action', 'formaction', 'data', 'xlink:href', 'background', 'longdesc', 'usemap', 'codebase', 'dynsrc', 'lowsrc'],
+    allowProtocolRelative: false,
+    allowedStyles: {},
+    parseStyleAttributes: false,
+    disallowedTagsMode: 'discard',
+    nonTextTags: DROPPED_WITH_CONTENT,
+    allowVulnerableTags: false,
+    // Resolves (or drops) every URL attribute before sanitize-html checks tags, attributes and schemes.
+    transformTags: {
+      '*': (tagName, attribs) => {
+        for (const attribute of URL_ATTRIBUTES) {
+          const value = attribs[attribute];
+          if (value === undefined) continue;
+          const url = allowedUrl(tagName, attribute, value, base);
+          if (url === null) delete attribs[attribute];
+          else attribs[attribute] = url;
+        }
+        if (tagName === 'a') attribs.rel = REL;
+        return { tagName, attribs };
+      },
+    },
+  };
+}
+
+/** Sanitized HTML, URLs resolved against `base`; null when nothing visible is left. */
+export function sanitizeContent(html: string | null | undefined, base: string): string | null {
+  if (!html) return null;
+  // Text without markup, or with plain formatting only (the common case of summaries), is
+  // already what sanitize-html would return.
+  if (!/[<>&]/.test(html) || isPlainMarkup(html)) return stripControls(html).trim() || null;
+  const clean = stripControls(sanitizeHtml(html, optionsFor(base))).trim();
+  return clean || null;
+}
