@@ -10,7 +10,7 @@ import type { Config } from '../config/index.js';
 import type { Database } from '../db/client.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { RedisClient } from '../redis/connection.js';
+import { waitForReady, type RedisClient } from '../redis/connection.js';
 import type { RedisConnections } from '../redis/connections.js';
 import type { Keys } from '../redis/keys.js';
 import { computeSharedConfig } from './compute-shared-config.js';
@@ -35,6 +35,8 @@ export interface ClusterCoordination {
   leadership: LeaseManager;
   sharedConfig: SharedConfigFollower;
   registry: InstanceRegistry;
+  /** Resolves once the lease connection is up (the first lease attempts would fail before). */
+  ready(timeoutMs: number): Promise<void>;
 }
 
 export function createClusterCoordination(deps: ClusterCoordinationDeps): ClusterCoordination {
@@ -71,5 +73,5 @@ export function createClusterCoordination(deps: ClusterCoordinationDeps): Cluste
       };
     },
   });
-  return { leadership, sharedConfig, registry };
+  return { leadership, sharedConfig, registry, ready: (timeoutMs) => waitForReady(leaseRedis, timeoutMs) };
 }

@@ -128,6 +128,7 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
     steps.push({ name: 'shared config follower', run: () => cluster.sharedConfig.stop() });
     steps.push({ name: 'instance registry', run: () => cluster.registry.stop() });
     steps.push({ name: 'leases', run: () => cluster.leadership.stop() });
+    await cluster.ready(REDIS_READY_TIMEOUT_MS);
     await cluster.sharedConfig.start();
 
     const ctx: PlatformContext = {
