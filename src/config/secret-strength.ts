@@ -21,6 +21,8 @@ export function weakSecretReason(secret: string): string | undefined {
   if (Buffer.byteLength(secret) < MIN_SECRET_BYTES) return `must be at least ${MIN_SECRET_BYTES} bytes`;
   const distinct = new Set(secret).size;
   if (distinct < 12 || bitsPerChar(secret) < 3.5) return 'does not look random (generate one: openssl rand -base64 48)';
-  if (/(.{1,8})\1{3,}/.test(secret)) return 'does not look random: it repeats itself (generate one: openssl rand -base64 48)';
+  // A unit of 2 to 8 characters four times in a row, or one character eight times (random text does
+  // that with a chance of about 16^-6 per position at worst).
+  if (/(.{2,8})\1{3,}|(.)\2{7,}/.test(secret)) return 'does not look random: it repeats itself (generate one: openssl rand -base64 48)';
   return undefined;
 }

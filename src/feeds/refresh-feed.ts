@@ -12,7 +12,8 @@
  *      A turn not used because of 2 or 3 is given back at once (the next job in line gets it).
  *   4. conditional GET (fetch-feed.ts), then release the domain, handing its next turn to the
  *      first job in line (moved to exactly then)
- *   5. parse (parse-feed.ts) and upsert the articles in batches (article-store.ts)
+ *   5. parse (parse-feed.ts) and upsert the first FEED_MAX_ITEMS_PER_DOCUMENT articles (at most
+ *      ARTICLES_KEEP_PER_FEED) in batches (article-store.ts)
  *   6. record the outcome on the feed row
  *   7. release the lock, then ask for the next periodic refresh (feed-scheduler.ts)
  *
@@ -59,6 +60,8 @@ export interface RefreshResult {
   updated?: number;
   unchanged?: number;
   skippedItems?: number;
+  /** Items past FEED_MAX_ITEMS_PER_DOCUMENT (or ARTICLES_KEEP_PER_FEED, when lower) that were not stored. */
+  truncatedItems?: number;
   bytes?: number;
   durationMs: number;
   nextRefreshAt?: string;
@@ -110,6 +113,7 @@ async function withTimeLimit<T>(seconds: number, work: (signal: AbortSignal) => 
 export function createRefreshProcessor(deps: RefreshDeps) {
   const { settings, store, lock, gate, scheduler } = deps;
   const maxRetryAfterMs = settings.maxBackoffMinutes * 60_000;
+  const maxItems = Math.min(settings.maxItemsPerDocument, settings.articlesKeepPerFeed);
 
   /**
    * Takes the domain's turn, or delays the job until it comes (a routine BlockedError: the worker
@@ -220,7 +224,10 @@ export function createRefreshProcessor(deps: RefreshDeps) {
             return { outcome: 'not_modified' as const, httpStatus: 304, nextRefreshAt: next.toISOString() };
           }
           const parsed = parseFeedDocument(fetched.body, fetched.contentType, fetched.finalUrl);
-          const counts = await store.upsertArticles(current, parsed.articles);
+          // A document may list any number of items: only the first ones are stored (more than a
+          // feed keeps would be deleted by the housekeeping again).
+          const articles = parsed.articles.slice(0, maxItems);
+          const counts = await store.upsertArticles(current, articles);
           await store.recordSuccess(current, {
             fetchedAt: now,
             nextRefreshAt: next,
@@ -238,6 +245,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
             items: parsed.articles.length,
             ...counts,
             skippedItems: parsed.skipped,
+            truncatedItems: parsed.articles.length - articles.length,
             bytes: fetched.body.byteLength,
             nextRefreshAt: next.toISOString(),
           };
