@@ -23,10 +23,15 @@
  */
 import { HttpError } from '../errors.js';
 
-/** The error reply of a guarded script whose session is logged out. */
+/**
+ * The error replies of a guarded script: its session is logged out; its credential state is not
+ * the expected one (or not in Redis). Each is a code and a message: Redis 7 prefixes an error
+ * reply of one word with "ERR ", so a bare code would not come back as sent.
+ */
 const REVOKED = 'REVOKED';
-/** The error reply of a guarded script whose credential state is not the expected one (or not in Redis). */
+const REVOKED_REPLY = `${REVOKED} the session is logged out`;
 const UNCHECKED = 'UNCHECKED';
+const UNCHECKED_REPLY = `${UNCHECKED} the credential state is not the one the credential carries`;
 
 /**
  * The first lines of a guarded script: when KEYS[index] (the caller's logout blacklist key) is
@@ -35,8 +40,8 @@ const UNCHECKED = 'UNCHECKED';
  */
 export function revocationGuardLua(index: number): string {
   return `if KEYS[${index}] then
-  if redis.call('EXISTS', KEYS[${index}]) == 1 then return redis.error_reply('${REVOKED}') end
-  if redis.call('GET', KEYS[${index + 1}]) ~= ARGV[#ARGV] then return redis.error_reply('${UNCHECKED}') end
+  if redis.call('EXISTS', KEYS[${index}]) == 1 then return redis.error_reply('${REVOKED_REPLY}') end
+  if redis.call('GET', KEYS[${index + 1}]) ~= ARGV[#ARGV] then return redis.error_reply('${UNCHECKED_REPLY}') end
 end`;
 }
 
@@ -48,7 +53,7 @@ export class TokenRevokedError extends HttpError {
 
 function isReplyStarting(err: unknown, prefix: string): boolean {
   const e = err as { name?: unknown; message?: unknown } | undefined;
-  return e?.name === 'ReplyError' && typeof e.message === 'string' && e.message.startsWith(prefix);
+  return e?.name === 'ReplyError' && typeof e.message === 'string' && e.message.startsWith(`${prefix} `);
 }
 
 /** True for the reply of a guarded script that refused a logged-out session. */
