@@ -187,6 +187,7 @@ export function decimalInt(min: number, max: number) {
   return z
     .string({ message })
     .regex(/^\d{1,16}$/, message)
+    .meta({ description: message, 'x-integer-minimum': min, 'x-integer-maximum': max })
     .transform(Number)
     .refine((n) => n >= min && n <= max, message);
 }

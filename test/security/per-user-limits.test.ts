@@ -6,7 +6,6 @@
  * ARTICLES_KEEP_PER_FEED articles.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HOUSEKEEPING_SCHEDULER_ID } from '../../src/feeds/role.js';
 import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
 import { waitForTask } from '../feeds/support.js';
 import { createPlainUser } from '../support/accounts.js';
@@ -70,7 +69,7 @@ describe('per-user limits', () => {
     );
     const queue = t.platform.ctx.queues.queue('feedHousekeeping');
     const schedulers = await queue.getJobSchedulers();
-    expect(schedulers.map((s) => s.key)).toContain(HOUSEKEEPING_SCHEDULER_ID);
+    expect(schedulers.map((s) => s.key)).toContain('feed-housekeeping-trim-articles');
     // The scheduler's next run is an hour away: run its job now, as the scheduler would.
     const job = await queue.add('trim-articles', { task: 'trim-articles' });
     await waitFor(async () => (await job.getState()) === 'completed', { timeoutMs: 20_000, message: 'housekeeping job did not complete' });

@@ -14,7 +14,7 @@ const form = (fields: [string, string][]) => ({
   headers: { 'content-type': 'application/x-www-form-urlencoded' },
 });
 
-describe.each([
+describe.each<{ name: string; env: Record<string, string> }>([
   { name: 'fail secure', env: {} },
   { name: 'AUTH_FAIL_OPEN=true', env: { AUTH_FAIL_OPEN: 'true' } },
 ])('unexpected input and errors ($name)', ({ env }) => {
