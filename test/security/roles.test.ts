@@ -45,8 +45,11 @@ describe('roles and ownership', () => {
       expect(res.body.error.code, `${method} ${path}`).toBe('forbidden');
     }
     expect(await t.platform.ctx.queues.queue('feedRefresh').getJob(feedTask)).toBeTruthy();
-    // The board's page too, for a browser.
+    // The board's page too, for a browser; and its sign-in form gives a user no session cookie.
     expect((await user.get('/admin/queues', { accept: 'text/html' })).status).toBe(403);
+    const signIn = await user.withToken(undefined).request('POST', '/admin/login', 'username=mallory&password=pw-mallory-0123', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(signIn.status).toBe(403);
+    expect(signIn.headers.get('set-cookie')).toBeNull();
   });
 
   it('hides another user\'s feed, its task and its session (404), and writes nothing to the session', async () => {
