@@ -42,4 +42,17 @@ describe('TokenService', () => {
     const { token } = await tokens.issue({ id: 7, username: 'ann', role: 'user', tokenVersion: 3 }, Date.now() - 5000);
     await expect(tokens.verify(token)).rejects.toMatchObject({ reason: 'expired' });
   });
+
+  it('refuses a token without a role or a token version (issued before they existed)', async () => {
+    const tokens = new TokenService(SECRET, 60);
+    const { token } = await tokens.issue({ id: 7, username: 'ann', role: 'user', tokenVersion: 3 });
+    const [h, p] = token.split('.');
+    const payload = JSON.parse(Buffer.from(p!, 'base64url').toString());
+    const { SignJWT } = await import('jose');
+    for (const drop of ['role', 'ver']) {
+      const rest = Object.fromEntries(Object.entries(payload).filter(([k]) => k !== drop && !['sub', 'iss', 'aud', 'iat', 'exp'].includes(k)));
+      const old = await new SignJWT(rest).setProtectedHeader(JSON.parse(Buffer.from(h!, 'base64url').toString())).setSubject('7').setIssuer('worker-platform').setAudience('worker-platform-api').setIssuedAt().setExpirationTime('1m').sign(new TextEncoder().encode(SECRET));
+      await expect(tokens.verify(old), drop).rejects.toMatchObject({ reason: 'invalid' });
+    }
+  });
 });

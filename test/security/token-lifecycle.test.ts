@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
+import { CredentialStates } from '../../src/auth/credential-state.js';
 import { startPlatform, type PlatformHandle } from '../../src/runtime/start-platform.js';
 import { createUser } from '../support/accounts.js';
 import { TEST_JWT_SECRET, testEnv } from '../support/env.js';
@@ -133,6 +134,21 @@ describe('token lifecycle', () => {
     // The pop script found no state, the full check read it from the database and stored it again.
     expect(await t.platform.ctx.redis.get(t.platform.ctx.keys.userCredential(daveId))).toBe('1');
     expect((await dave.post('/api/sessions/dave-chat/messages', { role: 'user', content: 'still me' })).status).toBe(201);
+  });
+
+  it('never lets an older credential state replace a newer one (a fill that read the database just before a change)', async () => {
+    const { ctx } = t.platform;
+    const states = new CredentialStates({ redis: ctx.redis, keys: ctx.keys, prisma: ctx.db.prisma });
+    const ref = { kind: 'user' as const, id: 424242 };
+    expect(await states.raise(ref, '3')).toBe('3');
+    expect(await states.raise(ref, '2')).toBe('3');
+    expect(await states.raise(ref, '3:disabled')).toBe('3');
+    expect(await states.raise(ref, '4:disabled')).toBe('4:disabled');
+    expect(await states.raise(ref, '5')).toBe('5');
+    // A missing user's state expires; a real one does not.
+    expect(await ctx.redis.ttl(ctx.keys.userCredential(424242))).toBe(-1);
+    expect(await states.fill({ kind: 'user', id: 31337 })).toBe('0:missing');
+    expect(await ctx.redis.ttl(ctx.keys.userCredential(31337))).toBeGreaterThan(0);
   });
 
   it('refuses the last enabled admin\'s disabling or demotion (409)', async () => {
