@@ -23,7 +23,7 @@ import { DUMMY_HASH, verifyPassword } from './passwords.js';
 import { Revocation, TokenRevokedError } from './revocation.js';
 import type { Role } from './roles.js';
 import { SessionBlacklist } from './session-blacklist.js';
-import { InvalidTokenError, TokenService } from './tokens.js';
+import { InvalidTokenError, TokenService, type TokenClaims } from './tokens.js';
 
 export interface AuthSettings {
   jwtSecret: string;
@@ -168,7 +168,15 @@ export class AuthService {
   private known(token: string): Principal | undefined {
     if (looksLikeApiKey(token)) return this.apiKeys.known(token);
     const claims = this.tokens.known(token);
-    return claims ? tokenPrincipal(claims) : undefined;
+    return claims ? this.principalOf(claims) : undefined;
+  }
+
+  /** The principal of verified claims, made once per claims object (the token service keeps one per token). */
+  private readonly principals = new WeakMap<TokenClaims, Principal>();
+  private principalOf(claims: TokenClaims): Principal {
+    let principal = this.principals.get(claims);
+    if (!principal) this.principals.set(claims, (principal = tokenPrincipal(claims)));
+    return principal;
   }
 
   /** Who a credential says it is (signature and expiry, or the key's secret), without checking that it is current. */
@@ -179,7 +187,7 @@ export class AuthService {
       return principal;
     }
     try {
-      return tokenPrincipal(await this.tokens.verify(token));
+      return this.principalOf(await this.tokens.verify(token));
     } catch (err) {
       const reason = err instanceof InvalidTokenError ? err.reason : 'invalid';
       throw new HttpError(401, reason === 'expired' ? 'token_expired' : 'invalid_token', reason === 'expired' ? 'the token has expired' : 'the token is invalid');
@@ -217,7 +225,7 @@ export class AuthService {
   }
 }
 
-function tokenPrincipal(claims: { userId: number; username: string; role: Role; version: number; sessionId: string; exp: number }): Principal {
+function tokenPrincipal(claims: TokenClaims): Principal {
   return {
     kind: 'token',
     userId: claims.userId,

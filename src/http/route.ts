@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { VerifiedToken } from '../auth/auth-service.js';
 import { roleAllows, type Role } from '../auth/roles.js';
 import { HttpError } from '../errors.js';
-import { findTextProblem, repeatedQueryField, TEXT_PROBLEM_MESSAGE } from './input-checks.js';
+import { findTextProblem, repeatedQueryField, TEXT_PROBLEM_MESSAGE, textProblem } from './input-checks.js';
 import { routeTable, type DeclaredRoutes, type TableHooks } from './route-table.js';
 
 /**
@@ -83,6 +83,15 @@ function refuseUnstorableText(value: unknown, where: 'params' | 'query' | 'body'
   throw new HttpError(400, 'invalid_text', `${field}: ${TEXT_PROBLEM_MESSAGE[found.problem]}`, field);
 }
 
+/** The same for path params, which are flat strings (the hot routes' case: no walk, no allocation). */
+function refuseUnstorableParams(params: Record<string, unknown>): void {
+  for (const name in params) {
+    const value = params[name];
+    const problem = typeof value === 'string' ? textProblem(value) : undefined;
+    if (problem) throw new HttpError(400, 'invalid_text', `${name}: ${TEXT_PROBLEM_MESSAGE[problem]}`, name);
+  }
+}
+
 /** Parses one part of a request; the first issue becomes a 400 naming the field. */
 export function parseOr400<T>(schema: z.ZodType<T>, value: unknown, where: 'params' | 'query' | 'body'): T {
   const parsed = schema.safeParse(value);
@@ -129,7 +138,7 @@ function routeHandler(route: AnyRoute): RequestHandler {
       }
       let params: unknown = req.params;
       if (route.params) {
-        refuseUnstorableText(req.params, 'params');
+        refuseUnstorableParams(req.params);
         params = parseOr400(route.params, req.params, 'params');
       }
       let query: unknown = {};
