@@ -39,6 +39,7 @@ describe('users and API keys', () => {
       [{ username: 'carl', password: 'é'.repeat(40) }, 'password'], // 80 bytes: past bcrypt's 72
       [{ username: 'has space', password: 'long-enough' }, 'username'],
       [{ username: 'carl', password: 'long-enough', role: 'root' }, 'role'],
+      [{ username: 'carl', password: 'change-me' }, 'password'], // the example password (8+ characters, yet refused)
     ] as const) {
       const res = await t.api.post('/api/users', body);
       expect(res.status, JSON.stringify(body)).toBe(400);

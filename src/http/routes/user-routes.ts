@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Accounts } from '../../auth/accounts.js';
 import type { ApiKeys } from '../../auth/api-keys.js';
 import { roleSchema } from '../../auth/roles.js';
+import { EXAMPLE_ADMIN_PASSWORD } from '../../config/auth.js';
 import { defineRoute, idParam, INT32_MAX, type AnyRoute } from '../route.js';
 
 /** bcrypt reads the first 72 bytes of a password only: a longer one would be checked by its prefix. */
@@ -13,7 +14,9 @@ const PASSWORD_MAX_BYTES = 72;
 export const newPassword = z
   .string()
   .min(8, 'must be at least 8 characters')
-  .refine((p) => Buffer.byteLength(p) <= PASSWORD_MAX_BYTES, `must be at most ${PASSWORD_MAX_BYTES} bytes (UTF-8)`);
+  .refine((p) => Buffer.byteLength(p) <= PASSWORD_MAX_BYTES, `must be at most ${PASSWORD_MAX_BYTES} bytes (UTF-8)`)
+  // So that no new account holds it (a production start disables those that do).
+  .refine((p) => p !== EXAMPLE_ADMIN_PASSWORD, 'must not be the example password');
 
 const username = z.string().regex(/^[A-Za-z0-9._@-]{1,64}$/, 'must be 1 to 64 letters, digits, ".", "_", "@" or "-"');
 
