@@ -12,6 +12,7 @@ import { domainOf } from './domain-gate.js';
 import type { FeedServices } from './feed-services.js';
 import { delayUntil, dueAfterIntervalChange, dueAt } from './next-refresh.js';
 import type { ParsedArticle } from './parse-feed.js';
+import { INTERACTIVE_TRANSACTION } from '../db/transaction-options.js';
 
 export interface FeedView {
   id: number;
@@ -118,7 +119,7 @@ export class FeedService {
             nextRefreshAt: new Date(),
           },
         });
-      });
+      }, INTERACTIVE_TRANSACTION);
     } catch (err) {
       if (isUniqueViolation(err)) throw new HttpError(409, 'feed_exists', 'you already subscribe to this URL', 'url');
       throw err;

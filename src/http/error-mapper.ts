@@ -78,6 +78,12 @@ export function errorMapper(logger: Logger): ErrorRequestHandler {
       res.status(409).json(body('conflict', 'a record with these values already exists'));
       return;
     }
+    if (pc === 'P2028' || pc === 'P2024') {
+      // A transaction could not get a connection, or ran out of time, while the database was busy.
+      logger.warn({ err: (err as Error)?.message, path: req.path }, 'database busy');
+      res.status(503).json(body('database_busy', 'the database is busy; try again shortly'));
+      return;
+    }
     if (isConnectionError(err)) {
       logger.warn({ err: (err as Error)?.message, path: req.path }, 'dependency unavailable');
       res.status(503).json(body('dependency_unavailable', 'a required service is unavailable; try again shortly'));

@@ -43,8 +43,8 @@ describe('per-user limits', () => {
 
     const racer = await createPlainUser(t, 'racer');
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => racer.post('/api/feeds', { url: `https://feeds.example.com/r${i}.xml` })));
-    expect(answers.filter((a) => a.status === 201)).toHaveLength(3);
-    expect(answers.filter((a) => a.status === 409)).toHaveLength(7);
+    expect(answers.filter((a) => a.status === 201), JSON.stringify(answers.map((a) => [a.status, a.body?.error?.code ?? a.body?.error?.message]))).toHaveLength(3);
+    expect(answers.filter((a) => a.status === 409), JSON.stringify(answers.map((a) => [a.status, a.body?.error]))).toHaveLength(7);
     expect((await racer.get('/api/feeds')).body.feeds).toHaveLength(3);
   });
 
