@@ -103,7 +103,7 @@ async function serve(): Promise<void> {
   const platform = await startPlatform({ roles: [], config });
   const { ctx } = platform;
   const redis = new Redis(process.env.REDIS_URL!);
-  const auth = new AuthService({ prisma: ctx.db.prisma, redis: ctx.redis, keys: ctx.keys, settings: config.auth });
+  const auth = new AuthService({ prisma: ctx.db.prisma, redis: ctx.redis, keys: ctx.keys, settings: config.auth, metrics: ctx.metrics });
   const keyOf = (s: string) => `bench:chat:session:{${s}}:messages`;
   const { cacheMaxLen, cacheTtlSeconds } = config.messages;
   const bare = await listenLocal(baselineApp(redis, keyOf, cacheMaxLen, cacheTtlSeconds));

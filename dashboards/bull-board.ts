@@ -5,7 +5,9 @@
  * form that posts the username and password; on success the API token is set as an HttpOnly,
  * SameSite=Strict cookie scoped to /admin, and the board opens. The board's own API
  * (/admin/queues/api/...) accepts that cookie or a Bearer token; anonymous requests get 401.
- * /admin/logout blacklists the session exactly like POST /api/auth/logout.
+ * The board is for admins only: another role's login is refused on the form (403, no cookie) and
+ * its token is refused by the board (403). /admin/logout blacklists the session exactly like
+ * POST /api/auth/logout.
  */
 import express, { type Express, type Request, type Response } from 'express';
 import { createBullBoard } from '@bull-board/api';
@@ -13,8 +15,11 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import type { AuthService } from '../src/auth/auth-service.js';
+import { roleAllows } from '../src/auth/roles.js';
 import { HttpError } from '../src/errors.js';
 import { cookieToken, requireAuth as requireAuthFactory, SESSION_COOKIE } from '../src/http/auth-middleware.js';
+import { findTextProblem } from '../src/http/input-checks.js';
+import type { AuthInfo } from '../src/http/route.js';
 
 export const BOARD_PATH = '/admin/queues';
 const LOGIN_PATH = '/admin/login';
@@ -69,12 +74,19 @@ export function bullBoardMount(options: BullBoardOptions) {
     });
     app.post(LOGIN_PATH, express.urlencoded({ extended: false, limit: '4kb' }), async (req: Request, res: Response, next) => {
       try {
-        const { username, password } = (req.body ?? {}) as { username?: string; password?: string };
-        if (!username || !password) {
-          res.status(400).type('html').send(loginPage('Enter a username and a password.'));
+        const form = (req.body ?? {}) as Record<string, unknown>;
+        const { username, password } = form;
+        // One string each (a field given twice arrives as an array), of a sane length and storable text.
+        const valid = (v: unknown, max: number): v is string => typeof v === 'string' && v.length > 0 && v.length <= max && !findTextProblem(v);
+        if (!valid(username, 64) || !valid(password, 1024)) {
+          res.status(400).type('html').send(loginPage('Enter one username and one password.'));
           return;
         }
-        const { token, expiresAt } = await auth.service.login(username, password, req.ip ?? 'unknown');
+        const { token, expiresAt, role } = await auth.service.login(username, password, req.ip);
+        if (!roleAllows(role, 'admin')) {
+          res.status(403).type('html').send(loginPage('Bull Board is for admins.'));
+          return;
+        }
         const maxAge = Math.max(1, Math.floor((Date.parse(expiresAt) - Date.now()) / 1000));
         res.setHeader('Set-Cookie', cookie(token, maxAge));
         res.redirect(303, BOARD_PATH);
@@ -90,8 +102,7 @@ export function bullBoardMount(options: BullBoardOptions) {
       const token = cookieToken(req);
       if (token) {
         try {
-          const claims = await auth.service.tokens.verify(token);
-          await auth.service.logout(claims);
+          await auth.service.logout(await auth.service.authenticate(token));
         } catch {
           /* an invalid or expired token needs no blacklisting */
         }
@@ -106,6 +117,9 @@ export function bullBoardMount(options: BullBoardOptions) {
     const guard = auth.requireAuth(auth.service, { allowCookie: true });
     app.use(BOARD_PATH, (req, res, next) => {
       guard(req, res, (err?: unknown) => {
+        if (!err && !roleAllows((res.locals.auth as AuthInfo).role, 'admin')) {
+          err = new HttpError(403, 'forbidden', 'Bull Board is for admins');
+        }
         if (!err) return next();
         const wantsHtml = req.method === 'GET' && !req.path.startsWith('/api/') && (req.headers.accept ?? '').includes('text/html');
         if (wantsHtml && err instanceof HttpError && err.status === 401) {

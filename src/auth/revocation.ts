@@ -1,32 +1,48 @@
 /**
- * The logout-blacklist check carried by a request's own Redis command.
+ * The credential check carried by a request's own Redis command.
  *
- * Every authenticated request must be refused once its session is logged out, and the check
- * reads Redis. On the hot routes (pool pops, message appends and reads) the request's work is a
- * single Redis script anyway, so the check goes inside that script: one round trip instead of
- * two, and the script does nothing when the session is listed (it answers the REVOKED error).
- * Such a route declares `revocation: 'in-handler'`; its token is verified by the auth middleware
- * (signature, expiry) and its handler gets a Revocation to hand to its script.
+ * Every authenticated request must be refused once its session is logged out or its credential
+ * changed (a password, role or disabled change of its user, a revoked API key: credential-state.ts),
+ * and both checks read Redis. On the hot routes (pool pops, message appends and reads) the
+ * request's work is a single Redis script anyway, so the check goes inside that script: one round
+ * trip instead of two. The script first refuses a listed session (the REVOKED error), then a
+ * credential whose state key does not hold the state the credential carries (the UNCHECKED error:
+ * stale, or not in Redis at all), and writes nothing either way. Such a route declares
+ * `revocation: 'in-handler'`; its credential is verified by the auth middleware (signature,
+ * expiry) and its handler gets a Revocation to hand to its script.
  *
- * When the script cannot run (Redis down, a deadline passed), the handler calls `check()` before
- * any fallback: the usual check, which refuses (401) a listed session and, when Redis cannot
- * answer, fails secure (503) unless AUTH_FAIL_OPEN=true.
+ * UNCHECKED is answered by `check()`: the full check, which reads the state from the database when
+ * Redis has none (and stores it), then refuses (401) a stale credential; after it the script can be
+ * run again. When the script cannot run (Redis down, a deadline passed), the handler calls
+ * `check()` before any fallback; when Redis cannot answer it fails secure (503) unless
+ * AUTH_FAIL_OPEN=true.
  *
- * Redis Cluster: the blacklist key lives in its own slot, so a script cannot read it beside the
- * request's keys (CROSSSLOT); there the middleware checks the blacklist up front as on every
+ * Redis Cluster: the blacklist and state keys live in their own slots, so a script cannot read
+ * them beside the request's keys (CROSSSLOT); there the middleware checks up front as on every
  * other route and the handler gets no Revocation.
  */
 import { HttpError } from '../errors.js';
 
-/** The error reply of a guarded script whose session is logged out. */
+/**
+ * The error replies of a guarded script: its session is logged out; its credential state is not
+ * the expected one (or not in Redis). Each is a code and a message: Redis 7 prefixes an error
+ * reply of one word with "ERR ", so a bare code would not come back as sent.
+ */
 const REVOKED = 'REVOKED';
+const REVOKED_REPLY = `${REVOKED} the session is logged out`;
+const UNCHECKED = 'UNCHECKED';
+const UNCHECKED_REPLY = `${UNCHECKED} the credential state is not the one the credential carries`;
 
 /**
- * The first line of a guarded script: refuse when the blacklist key (KEYS[index], absent when
- * the request carries no Revocation) exists. Nothing before it may write.
+ * The first lines of a guarded script: when KEYS[index] (the caller's logout blacklist key) is
+ * given, refuse when it exists, and refuse when KEYS[index + 1] (the credential's state) does not
+ * hold the script's last ARGV (the state the credential carries). Nothing before it may write.
  */
 export function revocationGuardLua(index: number): string {
-  return `if KEYS[${index}] and redis.call('EXISTS', KEYS[${index}]) == 1 then return redis.error_reply('${REVOKED}') end`;
+  return `if KEYS[${index}] then
+  if redis.call('EXISTS', KEYS[${index}]) == 1 then return redis.error_reply('${REVOKED_REPLY}') end
+  if redis.call('GET', KEYS[${index + 1}]) ~= ARGV[#ARGV] then return redis.error_reply('${UNCHECKED_REPLY}') end
+end`;
 }
 
 export class TokenRevokedError extends HttpError {
@@ -35,10 +51,19 @@ export class TokenRevokedError extends HttpError {
   }
 }
 
+function isReplyStarting(err: unknown, prefix: string): boolean {
+  const e = err as { name?: unknown; message?: unknown } | undefined;
+  return e?.name === 'ReplyError' && typeof e.message === 'string' && e.message.startsWith(`${prefix} `);
+}
+
 /** True for the reply of a guarded script that refused a logged-out session. */
 export function isRevokedReply(err: unknown): boolean {
-  const e = err as { name?: unknown; message?: unknown } | undefined;
-  return e?.name === 'ReplyError' && typeof e.message === 'string' && e.message.startsWith(REVOKED);
+  return isReplyStarting(err, REVOKED);
+}
+
+/** True for the reply of a guarded script that could not confirm the credential: call `check()`, then run it again. */
+export function isUncheckedReply(err: unknown): boolean {
+  return isReplyStarting(err, UNCHECKED);
 }
 
 export class Revocation {
@@ -46,16 +71,23 @@ export class Revocation {
 
   constructor(
     private readonly blacklistKey: string,
+    private readonly stateKey: string,
+    private readonly expectedState: string,
     private readonly checkSeparately: () => Promise<void>,
   ) {}
 
-  /** The blacklist key for the guarded script (see revocationGuardLua). */
-  get key(): string {
+  /** The keys of the guard (see revocationGuardLua): the blacklist key, then the state key. */
+  get keys(): [string, string] {
     this.used = true;
-    return this.blacklistKey;
+    return [this.blacklistKey, this.stateKey];
   }
 
-  /** The check on its own, for when the script could not run: throws 401 when listed, 503 when Redis is down (fail secure). */
+  /** The guard's ARGV: the state the credential carries (the script's last ARGV). */
+  get arg(): string {
+    return this.expectedState;
+  }
+
+  /** The check on its own: throws 401 when logged out or stale, 503 when Redis is down (fail secure); fills a missing state. */
   async check(): Promise<void> {
     this.used = true;
     await this.checkSeparately();
@@ -67,7 +99,26 @@ export class Revocation {
   }
 }
 
-/** The keys of a guarded script: `keys`, then the blacklist key when the request carries one. */
+/** The keys of a guarded script: `keys`, then the guard's two keys when the request carries a Revocation. */
 export function guardedKeys(keys: string[], revocation: Revocation | undefined): string[] {
-  return revocation ? [...keys, revocation.key] : keys;
+  return revocation ? [...keys, ...revocation.keys] : keys;
+}
+
+/** The ARGV of a guarded script: `args`, then the expected state when the request carries a Revocation. */
+export function guardedArgs(args: (string | number)[], revocation: Revocation | undefined): (string | number)[] {
+  return revocation ? [...args, revocation.arg] : args;
+}
+
+/**
+ * Runs a guarded script; when it answers UNCHECKED, makes the full check (401 when stale; the state
+ * is stored when it was missing) and runs it once more.
+ */
+export async function runGuarded<T>(revocation: Revocation | undefined, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (!revocation || !isUncheckedReply(err)) throw err;
+    await revocation.check();
+    return run();
+  }
 }

@@ -1,13 +1,19 @@
 /**
  * API tokens: HS256 JWTs signed with JWT_SECRET. Each carries a session id (`sid`) that the
- * logout blacklist refers to, so a logged-out token is refused until it would have expired.
+ * logout blacklist refers to, so a logged-out token is refused until it would have expired, and
+ * its user's role and token version (`ver`), which a password, role or disabled change raises,
+ * ending every token issued before (credential-state.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT, errors, jwtVerify } from 'jose';
+import { ROLES, type Role } from './roles.js';
 
 export interface TokenClaims {
   userId: number;
   username: string;
+  role: Role;
+  /** The user's token version when the token was issued. */
+  version: number;
   sessionId: string;
   /** Expiry, seconds since the epoch. */
   exp: number;
@@ -44,11 +50,11 @@ export class TokenService {
     this.key = new TextEncoder().encode(secret);
   }
 
-  async issue(user: { id: number; username: string }, now = Date.now()): Promise<{ token: string; claims: TokenClaims }> {
+  async issue(user: { id: number; username: string; role: Role; tokenVersion: number }, now = Date.now()): Promise<{ token: string; claims: TokenClaims }> {
     const iat = Math.floor(now / 1000);
     const exp = iat + this.ttlSeconds;
     const sessionId = randomUUID();
-    const token = await new SignJWT({ name: user.username, sid: sessionId })
+    const token = await new SignJWT({ name: user.username, sid: sessionId, role: user.role, ver: user.tokenVersion })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(String(user.id))
       .setIssuer(ISSUER)
@@ -56,7 +62,7 @@ export class TokenService {
       .setIssuedAt(iat)
       .setExpirationTime(exp)
       .sign(this.key);
-    return { token, claims: { userId: user.id, username: user.username, sessionId, exp } };
+    return { token, claims: { userId: user.id, username: user.username, role: user.role, version: user.tokenVersion, sessionId, exp } };
   }
 
   /** The claims of a token this process verified already and that has not expired; undefined otherwise (use verify). */
@@ -84,10 +90,18 @@ export class TokenService {
     try {
       const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] });
       const userId = Number(payload.sub);
-      if (!Number.isInteger(userId) || typeof payload.sid !== 'string' || typeof payload.name !== 'string' || typeof payload.exp !== 'number') {
+      const { sid, name, role, ver, exp } = payload;
+      if (
+        !Number.isInteger(userId) ||
+        typeof sid !== 'string' ||
+        typeof name !== 'string' ||
+        typeof exp !== 'number' ||
+        !(ROLES as readonly unknown[]).includes(role) ||
+        !Number.isInteger(ver)
+      ) {
         throw new InvalidTokenError('invalid', 'token lacks required claims');
       }
-      return { userId, username: payload.name, sessionId: payload.sid, exp: payload.exp };
+      return { userId, username: name, role: role as Role, version: ver as number, sessionId: sid, exp };
     } catch (err) {
       if (err instanceof InvalidTokenError) throw err;
       if (err instanceof errors.JWTExpired) throw new InvalidTokenError('expired', 'token expired');

@@ -42,13 +42,17 @@ describe('config', () => {
     expect(() => loadConfig({ JWT_SECRET: 'short-secret' })).not.toThrow(/short-secret/);
   });
 
-  it('refuses the example secrets in production', () => {
+  it('refuses the example secrets, a secret that does not look random and a short admin password in production', () => {
+    const secret = 'R2vX9q0ZpLk3mN7tB5wY1cF8hJ4sD6gA0eU2iO9xQ3';
     expect(() => assertProductionSafe(loadConfig({ NODE_ENV: 'production' }))).toThrow(/JWT_SECRET/);
-    expect(() =>
-      assertProductionSafe(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40) })),
-    ).toThrow(/ADMIN_PASSWORD/);
-    expect(() =>
-      assertProductionSafe(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), ADMIN_PASSWORD: 'a-real-password' })),
-    ).not.toThrow();
+    expect(() => assertProductionSafe(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), ADMIN_PASSWORD: 'a-real-password' }))).toThrow(
+      /^JWT_SECRET: does not look random/,
+    );
+    expect(() => assertProductionSafe(loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret }))).toThrow(/ADMIN_PASSWORD/);
+    expect(() => assertProductionSafe(loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret, ADMIN_PASSWORD: 'x' }))).toThrow(/^ADMIN_PASSWORD: must be at least 12/);
+    expect(() => assertProductionSafe(loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret, ADMIN_PASSWORD: 'eleven-char' }))).toThrow(/ADMIN_PASSWORD/);
+    expect(() => assertProductionSafe(loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret, ADMIN_PASSWORD: 'a-real-password' }))).not.toThrow();
+    // Outside production the examples are fine.
+    expect(() => assertProductionSafe(loadConfig({ NODE_ENV: 'development', ADMIN_PASSWORD: 'x' }))).not.toThrow();
   });
 });

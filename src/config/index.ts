@@ -10,6 +10,7 @@ import { outboundSettings } from './outbound.js';
 import { pipelineSettings } from './pipeline.js';
 import { coreSettings, databaseSettings, httpSettings, queueSettings, redisSettings } from './platform.js';
 import { poolSettings } from './pools.js';
+import { weakSecretReason } from './secret-strength.js';
 
 /**
  * The one configuration schema. Each group is one file beside this one; every setting has its
@@ -87,14 +88,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return config;
 }
 
-/** Refuses example secrets in production. */
+/** The shortest ADMIN_PASSWORD production accepts. */
+export const MIN_PRODUCTION_ADMIN_PASSWORD = 12;
+
+/**
+ * Refuses example and weak secrets in production: JWT_SECRET must be at least 32 random-looking
+ * bytes (secret-strength.ts), ADMIN_PASSWORD at least 12 characters.
+ */
 export function assertProductionSafe(config: Config): void {
   if (config.core.nodeEnv !== 'production') return;
   if (config.auth.jwtSecret === EXAMPLE_JWT_SECRET) {
     throw new ConfigError('JWT_SECRET', 'the example secret is refused when NODE_ENV=production');
   }
+  const weak = weakSecretReason(config.auth.jwtSecret);
+  if (weak) throw new ConfigError('JWT_SECRET', `${weak} when NODE_ENV=production`);
   if (config.auth.adminPassword === EXAMPLE_ADMIN_PASSWORD) {
     throw new ConfigError('ADMIN_PASSWORD', 'the example password is refused when NODE_ENV=production');
+  }
+  if ([...config.auth.adminPassword].length < MIN_PRODUCTION_ADMIN_PASSWORD) {
+    throw new ConfigError('ADMIN_PASSWORD', `must be at least ${MIN_PRODUCTION_ADMIN_PASSWORD} characters when NODE_ENV=production`);
   }
 }
 

@@ -12,6 +12,7 @@ import { domainOf } from './domain-gate.js';
 import type { FeedServices } from './feed-services.js';
 import { delayUntil, dueAfterIntervalChange, dueAt } from './next-refresh.js';
 import type { ParsedArticle } from './parse-feed.js';
+import { INTERACTIVE_TRANSACTION } from '../db/transaction-options.js';
 
 export interface FeedView {
   id: number;
@@ -95,20 +96,31 @@ export class FeedService {
     return feed;
   }
 
-  /** Subscribes the user and schedules the first refresh now (the start of the periodic chain). */
+  /**
+   * Subscribes the user and schedules the first refresh now (the start of the periodic chain).
+   * A user has at most FEEDS_MAX_PER_USER feeds: the count and the insert run under a lock of the
+   * user's row, so parallel subscriptions cannot pass the limit together.
+   */
   async subscribe(userId: number, input: { url: string; title?: string | undefined; refreshIntervalMinutes?: number | undefined }): Promise<FeedView & { taskId: string }> {
-    const { prisma, services } = this.deps;
+    const { prisma, services, settings } = this.deps;
     let feed: Feed;
     try {
-      feed = await prisma.feed.create({
-        data: {
-          userId,
-          url: input.url,
-          title: input.title ?? null,
-          refreshIntervalMinutes: input.refreshIntervalMinutes ?? this.deps.settings.defaultIntervalMinutes,
-          nextRefreshAt: new Date(),
-        },
-      });
+      feed = await prisma.$transaction(async (tx) => {
+        const owner = await tx.$queryRaw<{ id: number }[]>`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`;
+        if (!owner.length) throw new HttpError(401, 'unknown_user', 'the token\'s user does not exist');
+        if ((await tx.feed.count({ where: { userId } })) >= settings.maxPerUser) {
+          throw new HttpError(409, 'feed_limit_reached', `you have ${settings.maxPerUser} feeds, the most a user may have (FEEDS_MAX_PER_USER)`, 'url');
+        }
+        return tx.feed.create({
+          data: {
+            userId,
+            url: input.url,
+            title: input.title ?? null,
+            refreshIntervalMinutes: input.refreshIntervalMinutes ?? settings.defaultIntervalMinutes,
+            nextRefreshAt: new Date(),
+          },
+        });
+      }, INTERACTIVE_TRANSACTION);
     } catch (err) {
       if (isUniqueViolation(err)) throw new HttpError(409, 'feed_exists', 'you already subscribe to this URL', 'url');
       throw err;

@@ -15,7 +15,8 @@
  *      A redirect to another host ends the turn on the old host (released as in 4) and waits, in
  *      the worker slot, for the new host's turn before its request: the spacing applies to every
  *      host actually requested. The wait is bounded by the time limit, not the fetch timeout.
- *   5. parse (parse-feed.ts) and upsert the articles in batches (article-store.ts)
+ *   5. parse (parse-feed.ts) and upsert the first FEED_MAX_ITEMS_PER_DOCUMENT articles (at most
+ *      ARTICLES_KEEP_PER_FEED) in batches (article-store.ts)
  *   6. record the outcome on the feed row
  *   7. release the lock, then ask for the next periodic refresh (feed-scheduler.ts)
  *
@@ -64,6 +65,8 @@ export interface RefreshResult {
   updated?: number;
   unchanged?: number;
   skippedItems?: number;
+  /** Items past FEED_MAX_ITEMS_PER_DOCUMENT (or ARTICLES_KEEP_PER_FEED, when lower) that were not stored. */
+  truncatedItems?: number;
   bytes?: number;
   durationMs: number;
   nextRefreshAt?: string;
@@ -123,6 +126,7 @@ const HOP_TURN_POLL_MS = 250;
 export function createRefreshProcessor(deps: RefreshDeps) {
   const { settings, store, lock, gate, scheduler, dispatcher } = deps;
   const maxRetryAfterMs = settings.maxBackoffMinutes * 60_000;
+  const maxItems = Math.min(settings.maxItemsPerDocument, settings.articlesKeepPerFeed);
 
   /**
    * Takes the domain's turn, or delays the job until it comes (a routine BlockedError: the worker
@@ -264,7 +268,10 @@ export function createRefreshProcessor(deps: RefreshDeps) {
             return { outcome: 'not_modified' as const, httpStatus: 304, nextRefreshAt: next.toISOString() };
           }
           const parsed = parseFeedDocument(fetched.body, fetched.contentType, fetched.finalUrl, { contentLocation: fetched.contentLocation });
-          const counts = await store.upsertArticles(current, parsed.articles);
+          // A document may list any number of items: only the first ones are stored (more than a
+          // feed keeps would be deleted by the housekeeping again).
+          const articles = parsed.articles.slice(0, maxItems);
+          const counts = await store.upsertArticles(current, articles);
           await store.recordSuccess(current, {
             fetchedAt: now,
             nextRefreshAt: next,
@@ -282,6 +289,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
             items: parsed.articles.length,
             ...counts,
             skippedItems: parsed.skipped,
+            truncatedItems: parsed.articles.length - articles.length,
             bytes: fetched.body.byteLength,
             nextRefreshAt: next.toISOString(),
           };

@@ -1,12 +1,14 @@
 /**
- * The feeds worker role: the `feed-refresh` worker, and (while this instance is leader) the
- * reconciler that gives every feed back its one periodic chain if Redis lost it, and the job
- * that sanitizes articles stored by an older sanitizer (once per term, at its start).
+ * The feeds worker role: the `feed-refresh` worker, the `feed-housekeeping` worker with its job
+ * scheduler (one per cluster, whichever process upserts it: trims articles past
+ * ARTICLES_KEEP_PER_FEED), and (while this instance is leader) the reconciler that gives every
+ * feed back its one periodic chain if Redis lost it, and the job that sanitizes articles stored
+ * by an older sanitizer (once per term, at its start).
  *
  * Feed requests go out through one dispatcher holding the outbound policy (OUTBOUND_ALLOW).
  *
  * Stop order: the reconciler and the sanitizing job (it ends after its current batch), then the
- * worker (no new jobs; active refreshes finish within WORKER_SHUTDOWN_GRACE_MS or are handed back
+ * workers (no new jobs; active refreshes finish within WORKER_SHUTDOWN_GRACE_MS or are handed back
  * as stalled; their lock is theirs to take again), then the dispatcher's idle connections.
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
@@ -18,6 +20,9 @@ import { createFeedServices } from './feed-services.js';
 import { reconcileChains } from './reconcile-chains.js';
 import { sanitizeStoredArticles } from './sanitize-stored-articles.js';
 import { createRefreshProcessor, FeedRetryError } from './refresh-feed.js';
+import { trimArticles } from './trim-articles.js';
+
+export const HOUSEKEEPING_SCHEDULER_ID = 'feed-housekeeping-trim-articles';
 
 export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> {
   const settings = ctx.config.feeds;
@@ -46,6 +51,21 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
         },
       },
     },
+  });
+
+  const trimmed = ctx.metrics.counter('wp_feed_articles_trimmed_total', 'Articles deleted by the housekeeping job (older than the newest ARTICLES_KEEP_PER_FEED of their feed).');
+  await ctx.queues
+    .queue('feedHousekeeping')
+    .upsertJobScheduler(
+      HOUSEKEEPING_SCHEDULER_ID,
+      { every: settings.housekeepingIntervalSeconds * 1000 },
+      { name: 'trim-articles', data: { task: 'trim-articles' }, opts: { removeOnComplete: { count: 100 }, removeOnFail: { age: 7 * 86400 } } },
+    );
+  const housekeeping = createWorker(ctx, 'feedHousekeeping', async () => {
+    const outcome = await trimArticles(ctx.db, settings.articlesKeepPerFeed);
+    trimmed.inc(outcome.deleted);
+    if (outcome.deleted) logger.info(outcome, 'articles trimmed');
+    return outcome;
   });
 
   let stopReconciler: (() => Promise<void>) | undefined;
@@ -96,13 +116,13 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
   let stopping: Promise<void> | undefined;
   return {
     name: 'feeds',
-    queues: [worker.queueName],
+    queues: [worker.queueName, housekeeping.queueName],
     stop: () =>
       (stopping ??= (async () => {
         stopped = true;
         await stopReconciler?.();
         await stopSanitizer?.();
-        await worker.close();
+        await Promise.all([worker.close(), housekeeping.close()]);
         await dispatcher.close();
       })()),
   };

@@ -146,7 +146,7 @@ export function createApp(options: AppOptions): HttpApp {
     }
   };
   if (options.metricsPublic) app.get('/metrics', metricsHandler);
-  else app.get('/metrics', scrapeTokenOr(options.metricsToken, authGuard), metricsHandler);
+  else app.get('/metrics', scrapeTokenOr(options.metricsToken, requireAuth(options.auth, { role: 'admin' })), metricsHandler);
 
   const openapi = buildOpenApi(options.routes, { title: 'worker-platform', version: '0.1.0' });
   app.get('/api/openapi.json', authGuard, (_req, res) => {

@@ -8,7 +8,7 @@ import type { Logger } from '../logging/logger.js';
 import { PayloadError } from '../queues/registry.js';
 
 export interface ErrorBody {
-  error: { code: string; message: string; field?: string; details?: unknown };
+  error: { code: string; message: string; field?: string; details?: unknown; requestId?: string };
 }
 
 function body(code: string, message: string, field?: string, details?: unknown): ErrorBody {
@@ -78,13 +78,22 @@ export function errorMapper(logger: Logger): ErrorRequestHandler {
       res.status(409).json(body('conflict', 'a record with these values already exists'));
       return;
     }
+    if (pc === 'P2028' || pc === 'P2024') {
+      // A transaction could not get a connection, or ran out of time, while the database was busy.
+      logger.warn({ err: (err as Error)?.message, path: req.path }, 'database busy');
+      res.status(503).json(body('database_busy', 'the database is busy; try again shortly'));
+      return;
+    }
     if (isConnectionError(err)) {
       logger.warn({ err: (err as Error)?.message, path: req.path }, 'dependency unavailable');
       res.status(503).json(body('dependency_unavailable', 'a required service is unavailable; try again shortly'));
       return;
     }
-    logger.error({ err, path: req.path, method: req.method }, 'unhandled error');
-    res.status(500).json(body('internal_error', 'internal error'));
+    // A bug or an unforeseen failure: never reported as a dependency being down. The request id
+    // finds the logged error.
+    const requestId = res.locals.requestId as string | undefined;
+    logger.error({ err, reqId: requestId, path: req.path, method: req.method }, 'unhandled error');
+    res.status(500).json({ error: { code: 'internal_error', message: `internal error; request id ${requestId ?? 'unknown'}`, ...(requestId ? { requestId } : {}) } });
   };
 }
 

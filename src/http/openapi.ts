@@ -20,7 +20,12 @@ const errorSchema: JsonSchema = {
     error: {
       type: 'object',
       required: ['code', 'message'],
-      properties: { code: { type: 'string' }, message: { type: 'string' }, field: { type: 'string', description: 'The offending input field, for bad input.' } },
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        field: { type: 'string', description: 'The offending input field, for bad input.' },
+        requestId: { type: 'string', description: 'On 500: the request id (X-Request-Id) that finds the error in the log.' },
+      },
     },
   },
 };
@@ -50,15 +55,20 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
         ...(resp.schema || !ok ? { content: { 'application/json': { schema: resp.schema ? jsonSchema(resp.schema, 'output') : errorSchema } } } : {}),
       };
     }
-    if (r.params || r.query || r.body) responses['400'] ??= { description: 'bad input; `error.field` names the field', content: { 'application/json': { schema: errorSchema } } };
-    if (r.auth !== false) {
-      responses['401'] ??= { description: 'missing, invalid, expired or logged-out token', content: { 'application/json': { schema: errorSchema } } };
+    if (r.params || r.query || r.body) {
+      responses['400'] ??= { description: 'bad input (wrong type, out of range, a field given twice, text with NUL or a lone surrogate); `error.field` names the field', content: { 'application/json': { schema: errorSchema } } };
+    }
+    if (r.access !== 'public') {
+      responses['401'] ??= { description: 'missing, invalid, expired, logged-out or ended token (password, role or disabled change), or a revoked API key', content: { 'application/json': { schema: errorSchema } } };
       responses['503'] ??= { description: 'the token cannot be checked (Redis down, AUTH_FAIL_OPEN=false)', content: { 'application/json': { schema: errorSchema } } };
     }
+    if (r.access === 'admin') responses['403'] ??= { description: 'forbidden: the route is for admins', content: { 'application/json': { schema: errorSchema } } };
+    responses['500'] ??= { description: 'internal error; `error.requestId` finds it in the log', content: { 'application/json': { schema: errorSchema } } };
     (paths[path] ??= {})[r.method] = {
       tags: [r.tag],
       summary: r.summary,
-      ...(r.auth === false ? { security: [] } : {}),
+      'x-access': r.access,
+      ...(r.access === 'public' ? { security: [] } : {}),
       parameters: [...parameters(r.params, 'path'), ...parameters(r.query, 'query')],
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(r.body, 'input') } } } } : {}),
       responses,
@@ -68,7 +78,10 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
     openapi: '3.1.0',
     info: { ...info, description: 'REST API of the worker platform. Errors are {"error": {"code", "message", "field"?}}.' },
     servers: [{ url: '/' }],
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } }, schemas: { Error: errorSchema } },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A token from POST /api/auth/login, or an API key (wpk_...). `x-access` on each operation: public, user (any role) or admin.' } },
+      schemas: { Error: errorSchema },
+    },
     security: [{ bearer: [] }],
     paths,
   };

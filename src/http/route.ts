@@ -6,21 +6,20 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
-import type { Revocation } from '../auth/revocation.js';
+import type { VerifiedToken } from '../auth/auth-service.js';
+import { roleAllows, type Role } from '../auth/roles.js';
 import { HttpError } from '../errors.js';
+import { findTextProblem, repeatedQueryField, TEXT_PROBLEM_MESSAGE, textProblem } from './input-checks.js';
 import { routeTable, type DeclaredRoutes, type TableHooks } from './route-table.js';
 
-export interface AuthInfo {
-  userId: number;
-  username: string;
-  sessionId: string;
-  /** Token expiry, seconds since the epoch. */
-  exp: number;
-  /** False when the blacklist could not be checked and AUTH_FAIL_OPEN let the token through, or when it is left to the handler. */
-  blacklistChecked: boolean;
-  /** On `revocation: 'in-handler'` routes (single Redis): the blacklist check the handler's own script makes. */
-  revocation?: Revocation;
-}
+/**
+ * The caller of an authenticated route: user, role, session. On `revocation: 'in-handler'` routes
+ * (single Redis) it carries the credential check the handler's own script makes (`revocation`).
+ */
+export type AuthInfo = VerifiedToken;
+
+/** Who may call a route: anybody (login, health), any signed-in user, or admins only. */
+export type Access = 'public' | Role;
 
 export interface RouteInput<P, Q, B> {
   params: P;
@@ -48,8 +47,11 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   path: string;
   summary: string;
   tag: string;
-  /** Default true: a valid, unexpired, not blacklisted token is required. */
-  auth?: boolean;
+  /**
+   * Required: 'public' needs no credential; 'user' a valid, current token or API key of any role;
+   * 'admin' one of the admin role (403 otherwise).
+   */
+  access: Access;
   /**
    * 'in-handler': the handler's one Redis script checks the logout blacklist itself (AuthInfo.revocation,
    * src/auth/revocation.ts), saving a round trip on hot routes. Default: the middleware checks it.
@@ -71,6 +73,23 @@ export function defineRoute<
   B extends z.ZodType = z.ZodUnknown,
 >(spec: RouteSpec<P, Q, B>): AnyRoute {
   return spec as unknown as AnyRoute;
+}
+
+/** Text anywhere in a request part that could not be stored as sent (input-checks.ts): 400 naming the field. */
+function refuseUnstorableText(value: unknown, where: 'params' | 'query' | 'body'): void {
+  const found = findTextProblem(value);
+  if (!found) return;
+  const field = found.path || (where === 'body' ? '(body)' : where);
+  throw new HttpError(400, 'invalid_text', `${field}: ${TEXT_PROBLEM_MESSAGE[found.problem]}`, field);
+}
+
+/** The same for path params, which are flat strings (the hot routes' case: no walk, no allocation). */
+function refuseUnstorableParams(params: Record<string, unknown>): void {
+  for (const name in params) {
+    const value = params[name];
+    const problem = typeof value === 'string' ? textProblem(value) : undefined;
+    if (problem) throw new HttpError(400, 'invalid_text', `${name}: ${TEXT_PROBLEM_MESSAGE[problem]}`, name);
+  }
 }
 
 /** Parses one part of a request; the first issue becomes a 400 naming the field. */
@@ -101,7 +120,7 @@ export function declaredRoutes(routes: AnyRoute[], steps: RouteSteps, hooks: Tab
   return routeTable(
     routes.map((route) => {
       const handlers: RequestHandler[] = [];
-      if (route.auth !== false) handlers.push(route.revocation === 'in-handler' ? steps.requireAuthDeferred : steps.requireAuth);
+      if (route.access !== 'public') handlers.push(route.revocation === 'in-handler' ? steps.requireAuthDeferred : steps.requireAuth);
       if (route.body) handlers.push(steps.parseJson);
       handlers.push(routeHandler(route));
       return { method: route.method, path: route.path, handlers };
@@ -113,14 +132,29 @@ export function declaredRoutes(routes: AnyRoute[], steps: RouteSteps, hooks: Tab
 function routeHandler(route: AnyRoute): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const params = route.params ? parseOr400(route.params, req.params, 'params') : req.params;
-      const query = route.query ? parseOr400(route.query, req.query, 'query') : {};
+      const auth = res.locals.auth as AuthInfo | undefined;
+      if (route.access === 'admin' && !(auth && roleAllows(auth.role, 'admin'))) {
+        throw new HttpError(403, 'forbidden', `${route.method.toUpperCase()} ${route.path} is for admins`);
+      }
+      let params: unknown = req.params;
+      if (route.params) {
+        refuseUnstorableParams(req.params);
+        params = parseOr400(route.params, req.params, 'params');
+      }
+      let query: unknown = {};
+      if (route.query) {
+        const raw = req.query as Record<string, unknown>;
+        const repeated = repeatedQueryField(raw);
+        if (repeated) throw new HttpError(400, 'invalid_request', `${repeated}: given more than once`, repeated);
+        refuseUnstorableText(raw, 'query');
+        query = parseOr400(route.query, raw, 'query');
+      }
       let body: unknown = undefined;
       if (route.body) {
         if (req.body === undefined) throw new HttpError(400, 'invalid_request', 'a JSON body is required (Content-Type: application/json)', '(body)');
+        refuseUnstorableText(req.body, 'body');
         body = parseOr400(route.body, req.body, 'body');
       }
-      const auth = res.locals.auth as AuthInfo | undefined;
       const reply = await route.handler({ params, query, body, auth, req, res });
       // A handler that left the blacklist check unused must not answer without it.
       if (auth?.revocation && !auth.revocation.taken) await auth.revocation.check();
@@ -149,8 +183,26 @@ function sendJson(res: Response, status: number, json: string): void {
 
 // Shared schema pieces for routes.
 
-/** A positive integer id in a path segment. */
-export const idParam = z.coerce.number({ message: 'must be a positive integer' }).int('must be a positive integer').positive('must be a positive integer');
+/** The largest value of a PostgreSQL integer column (the ids of users, feeds, IPs, API keys). */
+export const INT32_MAX = 2_147_483_647;
+
+/**
+ * An integer written in decimal digits only (no sign, exponent, hex, spaces or fraction: `1e3`,
+ * `0x10`, ` 7` are refused, not read as 1000, 16, 7) within [min, max]: path segments and query
+ * fields.
+ */
+export function decimalInt(min: number, max: number) {
+  const message = `must be a decimal integer from ${min} to ${max}`;
+  return z
+    .string({ message })
+    .regex(/^\d{1,16}$/, message)
+    .meta({ description: message, 'x-integer-minimum': min, 'x-integer-maximum': max })
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, message);
+}
+
+/** A positive id of an integer column in a path segment. */
+export const idParam = decimalInt(1, INT32_MAX);
 
 /** Query booleans: "true"/"false"/"1"/"0". */
 export const queryBool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');

@@ -12,12 +12,14 @@
  *      the entry is taken back out of the list.
  *
  * With a `revocation` (src/auth/revocation.ts) the cache append and the buffer push each check the
- * caller's logout blacklist first, so a logged-out session writes nothing (401) at no extra round
- * trip; when Redis cannot take the push, the blacklist is checked on its own before the DB write.
+ * caller's credential first, so a logged-out session or a changed credential writes nothing (401)
+ * at no extra round trip; when Redis cannot take the push, the credential is checked on its own
+ * before the DB write. A cache append that could not confirm the credential (its state was not in
+ * Redis) is left to the cache repair, like a failed one, while the push makes the full check.
  */
 import type { Counter } from 'prom-client';
-import { isRevokedReply, TokenRevokedError, type Revocation } from '../auth/revocation.js';
-import { DependencyDownError } from '../errors.js';
+import { isRevokedReply, isUncheckedReply, type Revocation } from '../auth/revocation.js';
+import { DependencyDownError, HttpError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptedMessage, MessageRole } from '../queues/payloads/messages.js';
 import type { CacheRepair } from './cache-repair.js';
@@ -56,8 +58,9 @@ export async function appendMessage(deps: AppendDeps, sessionId: string, role: M
   const cached = deps.cache.append(sessionId, entry, revocation).then(
     () => true,
     (err: Error) => {
-      // Logged out: the push refuses too (the request fails with 401); not a cache failure.
-      if (isRevokedReply(err)) return false;
+      // Logged out: the push refuses too (the request fails with 401); not a cache failure. Not
+      // confirmed: the push makes the full check (401, or the message is stored and repaired in).
+      if (isRevokedReply(err) || isUncheckedReply(err)) return false;
       deps.cacheWriteFailures.inc();
       deps.logger.warn({ sessionId, err: err.message }, 'message cache write failed; the message is persisted without it');
       return false;
@@ -69,8 +72,9 @@ export async function appendMessage(deps: AppendDeps, sessionId: string, role: M
     durability = await deps.writer.persist(message, revocation);
   } catch (err) {
     if (await cached) await deps.cache.remove(sessionId, entry).catch(() => undefined);
-    // Logged out (401), or the blacklist could not be read when the DB was to take the message (503).
-    if (err instanceof TokenRevokedError || (err instanceof DependencyDownError && err.dependency === 'redis')) throw err;
+    // Logged out or a changed credential (401), or the credential could not be checked when the DB
+    // was to take the message (503).
+    if (err instanceof HttpError || (err instanceof DependencyDownError && err.dependency === 'redis')) throw err;
     throw new DependencyDownError('database', 'the message could not be stored: neither Redis nor the database is available', { cause: err });
   }
   if (!(await cached)) deps.repair.track(sessionId, message.messageId);

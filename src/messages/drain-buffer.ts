@@ -14,6 +14,8 @@ export interface DrainDeps {
   buffer: PersistBuffer;
   store: MessageStore;
   logger: Logger;
+  /** Called with the number of entries set aside as refused (wp_messages_refused_total). */
+  onRefused?: (entries: number) => void;
 }
 
 export interface DrainOutcome {
@@ -65,8 +67,9 @@ export async function drainBuffer(deps: DrainDeps, shard: number, budgetMs: numb
       const refused: { entry: string; error: string }[] = [];
       outcome.inserted += await insertBatch(deps, batch, refused);
       if (refused.length) {
-        deps.logger.error({ shard, refused: refused.length, first: refused[0]!.error }, 'persist buffer entries refused; set aside in the dead list');
+        deps.logger.error({ shard, refused: refused.length, first: refused[0]!.error }, 'persist buffer entries refused; set aside in the refused list (GET /api/messages/refused)');
         await deps.buffer.setAside(deps.redis, shard, refused);
+        deps.onRefused?.(refused.length);
       }
       if (!(await deps.buffer.remove(deps.redis, shard, token, batch.length))) return { ...outcome, busy: true };
       outcome.drained += batch.length;

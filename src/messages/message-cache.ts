@@ -7,7 +7,7 @@
  * uses the same one, so the appends of one process reach Redis in the order their `seq` was
  * assigned.
  */
-import { guardedKeys, revocationGuardLua, type Revocation } from '../auth/revocation.js';
+import { guardedArgs, guardedKeys, revocationGuardLua, type Revocation } from '../auth/revocation.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
 import { onSessionConnection, type MessageConnections } from './message-connections.js';
@@ -15,12 +15,14 @@ import { SESSION_START, entryOf, type MessageView } from './message-entry.js';
 
 /**
  * The append of reference 4.1 (RPUSH + EXPIRE + LTRIM, one atomic step: the reference's MULTI as
- * one script), after the caller's logout blacklist check when given (src/auth/revocation.ts).
+ * one script), after the caller's credential check when given (src/auth/revocation.ts).
  */
 const APPEND_SCRIPT = new RedisScript(
   'message-cache-append',
-  `-- KEYS[1]  the session's list   KEYS[2] (optional) the caller's logout blacklist key: when it exists, the REVOKED error and no write
--- ARGV[1]  the entry   ARGV[2]  TTL in seconds   ARGV[3]  max length
+  `-- KEYS[1]  the session's list
+-- KEYS[2], KEYS[3] (optional) the caller's logout blacklist key and credential state key: the REVOKED
+--          or UNCHECKED error and no write unless the first is absent and the second holds ARGV[4]
+-- ARGV[1]  the entry   ARGV[2]  TTL in seconds   ARGV[3]  max length   ARGV[4] (with KEYS[2]) the caller's credential state
 -- Returns the list length before the trim.
 ${revocationGuardLua(2)}
 local len = redis.call('RPUSH', KEYS[1], ARGV[1])
@@ -29,11 +31,13 @@ redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
 return len`,
 );
 
-/** The newest ARGV[1] entries, after the caller's logout blacklist check when given. */
+/** The newest ARGV[1] entries, after the caller's credential check when given. */
 const READ_SCRIPT = new RedisScript(
   'message-cache-read',
-  `-- KEYS[1]  the session's list   KEYS[2] (optional) the caller's logout blacklist key: when it exists, the REVOKED error
--- ARGV[1]  how many entries (from the end)
+  `-- KEYS[1]  the session's list
+-- KEYS[2], KEYS[3] (optional) the caller's logout blacklist key and credential state key: the REVOKED
+--          or UNCHECKED error unless the first is absent and the second holds ARGV[2]
+-- ARGV[1]  how many entries (from the end)   ARGV[2] (with KEYS[2]) the caller's credential state
 ${revocationGuardLua(2)}
 return redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)`,
 );
@@ -111,19 +115,22 @@ export class MessageCache {
 
   /**
    * RPUSH + EXPIRE + LTRIM in one atomic script (reference 4.1); throws when it failed, and with
-   * the REVOKED error reply when `revocation` finds the caller logged out (nothing written). The
+   * the REVOKED (UNCHECKED) error reply when `revocation` finds the caller logged out (cannot confirm
+   * the caller's credential), nothing written. The
    * command is written before this returns (unless the connection is still being made).
    */
   async append(sessionId: string, entry: string, revocation?: Revocation): Promise<void> {
     const { cacheMaxLen, cacheTtlSeconds } = this.settings;
     const keys = guardedKeys([this.keys.sessionMessages(sessionId)], revocation);
-    await onSessionConnection(this.connections, sessionId, (client) => APPEND_SCRIPT.run(client, keys, [entry, cacheTtlSeconds, cacheMaxLen]));
+    const args = guardedArgs([entry, cacheTtlSeconds, cacheMaxLen], revocation);
+    await onSessionConnection(this.connections, sessionId, (client) => APPEND_SCRIPT.run(client, keys, args));
   }
 
   /** The last `count` list elements (the start marker included when it is among them); REVOKED as for append. */
   read(sessionId: string, count: number, revocation?: Revocation): Promise<string[]> {
     const keys = guardedKeys([this.keys.sessionMessages(sessionId)], revocation);
-    return onSessionConnection(this.connections, sessionId, (client) => READ_SCRIPT.run<string[]>(client, keys, [count]));
+    const args = guardedArgs([count], revocation);
+    return onSessionConnection(this.connections, sessionId, (client) => READ_SCRIPT.run<string[]>(client, keys, args));
   }
 
   /** Removes one entry (an append whose message could not be made durable). */

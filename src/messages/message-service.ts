@@ -15,11 +15,25 @@ import { PersistBuffer } from './persist-buffer.js';
 import { PersistWriter } from './persist-writer.js';
 import { readMessages, type ReadDeps, type ReadResult } from './read-messages.js';
 import { SequenceClock } from './sequence-clock.js';
+import { SessionOwners } from './session-owners.js';
 
-/** `revocation`: the caller's logout blacklist check, made in the request's own Redis script (src/auth/revocation.ts). */
+/**
+ * The caller's credential is checked before its session's owner is read or claimed, so that a
+ * logged-out or changed credential claims nothing and learns nothing (401 before any 404).
+ */
+async function checkFirst(revocation: Revocation | undefined, then: () => Promise<void>): Promise<void> {
+  await revocation?.check();
+  await then();
+}
+
+/**
+ * `userId`: the caller, who must own the session (session-owners.ts; a write to a session nobody
+ * owns makes it the caller's). `revocation`: the caller's credential check, made in the request's
+ * own Redis script (src/auth/revocation.ts), or up front when the owner must be read or claimed.
+ */
 export interface MessageService {
-  append(sessionId: string, role: MessageRole, content: string, revocation?: Revocation): Promise<AppendResult>;
-  read(sessionId: string, limit: number, revocation?: Revocation): Promise<ReadResult>;
+  append(userId: number, sessionId: string, role: MessageRole, content: string, revocation?: Revocation): Promise<AppendResult>;
+  read(userId: number, sessionId: string, limit: number, revocation?: Revocation): Promise<ReadResult>;
 }
 
 export function createMessageService(ctx: PlatformContext): MessageService {
@@ -67,8 +81,17 @@ export function createMessageService(ctx: PlatformContext): MessageService {
     fill: new CacheFill({ cache, logger, filled: metrics.counter('wp_message_cache_fills_total', 'Background refills of a session list after a read miss, by outcome.', ['outcome']) }),
     cacheReads: metrics.counter('wp_message_cache_reads_total', 'Message reads by cache outcome (hit, miss, error, repairing).', ['outcome']),
   };
+  const owners = new SessionOwners(ctx.db);
   return {
-    append: (sessionId, role, content, revocation) => appendMessage(appendDeps, sessionId, role, content, revocation),
-    read: (sessionId, limit, revocation) => readMessages(readDeps, sessionId, limit, revocation),
+    // A session this process knows to be the caller's goes straight on (no await before the append:
+    // append-message.ts needs its steps in one synchronous run).
+    append: (userId, sessionId, role, content, revocation) =>
+      owners.ownedBy(sessionId, userId)
+        ? appendMessage(appendDeps, sessionId, role, content, revocation)
+        : checkFirst(revocation, () => owners.claim(sessionId, userId)).then(() => appendMessage(appendDeps, sessionId, role, content, revocation)),
+    read: (userId, sessionId, limit, revocation) =>
+      owners.ownedBy(sessionId, userId)
+        ? readMessages(readDeps, sessionId, limit, revocation)
+        : checkFirst(revocation, () => owners.assertReadable(sessionId, userId)).then(() => readMessages(readDeps, sessionId, limit, revocation)),
   };
 }

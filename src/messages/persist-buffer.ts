@@ -15,7 +15,7 @@
  * the buffer empty (RPUSH answers 1) and triggers a new drain: nothing waits for the sweep except
  * after a crash or a lost trigger.
  */
-import { guardedKeys, revocationGuardLua, type Revocation } from '../auth/revocation.js';
+import { guardedArgs, guardedKeys, revocationGuardLua, type Revocation } from '../auth/revocation.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
@@ -25,8 +25,10 @@ import { sessionHash } from './session-hash.js';
 
 const PUSH = new RedisScript(
   'message-persist-push',
-  `-- KEYS[1]  the buffer   KEYS[2] (optional) the caller's logout blacklist key: when it exists, the REVOKED error and no push
--- ARGV[1]  the message
+  `-- KEYS[1]  the buffer
+-- KEYS[2], KEYS[3] (optional) the caller's logout blacklist key and credential state key: the REVOKED
+--          or UNCHECKED error and no push unless the first is absent and the second holds ARGV[2]
+-- ARGV[1]  the message   ARGV[2] (with KEYS[2]) the caller's credential state
 -- Returns the buffer's length after the push (1: it was empty).
 ${revocationGuardLua(2)}
 return redis.call('RPUSH', KEYS[1], ARGV[1])`,
@@ -85,12 +87,13 @@ export class PersistBuffer {
   /**
    * Appends a message to its session's buffer on the session's connection (written in the same
    * step as the cache append, so both share a round trip). Resolves true when the buffer was
-   * empty; rejects with the REVOKED error reply when `revocation` finds the caller logged out.
+   * empty; rejects with the REVOKED (UNCHECKED) error reply when `revocation` finds the caller
+   * logged out (cannot confirm the caller's credential).
    */
   push(connections: MessageConnections, message: AcceptedMessage, revocation?: Revocation): Promise<boolean> {
     const keys = guardedKeys([this.keys.messagePersistBuffer(this.shardOf(message.sessionId))], revocation);
-    const entry = JSON.stringify(message);
-    return onSessionConnection(connections, message.sessionId, async (client) => (await PUSH.run<number>(client, keys, [entry])) === 1);
+    const args = guardedArgs([JSON.stringify(message)], revocation);
+    return onSessionConnection(connections, message.sessionId, async (client) => (await PUSH.run<number>(client, keys, args)) === 1);
   }
 
   /** The head batch for a drain holding (or taking) the lease; null when another drain holds it. */
@@ -111,6 +114,11 @@ export class PersistBuffer {
   /** Sets aside entries the DB refused one by one, with the reason. */
   async setAside(redis: RedisClient, shard: number, entries: { entry: string; error: string }[]): Promise<void> {
     if (entries.length) await redis.rpush(this.keys.messagePersistDead(shard), ...entries.map((e) => JSON.stringify(e)));
+  }
+
+  /** Entries set aside as refused, in each buffer's refused list, by shard. */
+  refusedLengths(redis: RedisClient): Promise<number[]> {
+    return Promise.all(Array.from({ length: this.settings.persistShards }, (_, s) => redis.llen(this.keys.messagePersistDead(s))));
   }
 
   /** Messages waiting in each buffer, by shard. */

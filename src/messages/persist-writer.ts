@@ -14,7 +14,8 @@
  * the drain's ON CONFLICT DO NOTHING skips.
  */
 import type { Counter } from 'prom-client';
-import { isRevokedReply, TokenRevokedError, type Revocation } from '../auth/revocation.js';
+import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../auth/revocation.js';
+import { HttpError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptedMessage } from '../queues/payloads/messages.js';
 import type { QueueRegistry } from '../queues/registry.js';
@@ -63,16 +64,19 @@ export class PersistWriter {
 
   /**
    * Resolves once the message is in its persist buffer or in the DB; rejects when neither took
-   * it, and with TokenRevokedError when `revocation` finds the caller logged out (nothing stored).
+   * it, and with a 401 HttpError when `revocation` finds the caller logged out or its credential
+   * changed (nothing stored). A push that could not confirm the credential (UNCHECKED) makes the
+   * full check and is sent again.
    */
   async persist(message: AcceptedMessage, revocation?: Revocation): Promise<Durability> {
     const { buffer, connections, logger, accepted } = this.deps;
     let wasEmpty: boolean;
     try {
-      wasEmpty = await buffer.push(connections, message, revocation);
+      wasEmpty = await runGuarded(revocation, () => buffer.push(connections, message, revocation));
     } catch (err) {
       if (isRevokedReply(err)) throw new TokenRevokedError();
-      // The blacklist was not read with the push: it is checked on its own before the DB takes the message.
+      if (err instanceof HttpError) throw err;
+      // The credential was not checked with the push: it is checked on its own before the DB takes the message.
       await revocation?.check();
       if (!this.redisDown) logger.warn({ err: (err as Error).message }, 'persist buffer unavailable; writing accepted messages straight to the DB');
       this.redisDown = true;

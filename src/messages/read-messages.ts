@@ -7,11 +7,13 @@
  * Every answer moves the sequence clock past the newest message it returns, so a message written
  * after a read sorts after everything the read showed.
  *
- * A `revocation` (src/auth/revocation.ts) is checked in the cache read itself; when the cache is
- * not read or the read failed, on its own before the DB is asked.
+ * A `revocation` (src/auth/revocation.ts) is checked in the cache read itself (a read that could
+ * not confirm the credential makes the full check and reads again); when the cache is not read or
+ * the read failed, on its own before the DB is asked.
  */
 import type { Counter } from 'prom-client';
-import { isRevokedReply, TokenRevokedError, type Revocation } from '../auth/revocation.js';
+import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../auth/revocation.js';
+import { HttpError } from '../errors.js';
 import type { CacheFill } from './cache-fill.js';
 import type { CacheRepair } from './cache-repair.js';
 import { SESSION_START, answerFromCache, entryOf, idOfEntry, seqOfEntry, type MessageView } from './message-entry.js';
@@ -41,7 +43,7 @@ export async function readMessages(deps: ReadDeps, sessionId: string, limit: num
   let slice: string[] = [];
   if (!repairing) {
     try {
-      slice = await deps.cache.read(sessionId, Math.min(limit, deps.cacheMaxLen), revocation);
+      slice = await runGuarded(revocation, () => deps.cache.read(sessionId, Math.min(limit, deps.cacheMaxLen), revocation));
       checked = true;
       const hit = answerFromCache(slice, limit);
       if (hit) {
@@ -53,6 +55,7 @@ export async function readMessages(deps: ReadDeps, sessionId: string, limit: num
       deps.cacheReads.inc({ outcome: 'miss' });
     } catch (err) {
       if (isRevokedReply(err)) throw new TokenRevokedError();
+      if (err instanceof HttpError) throw err;
       deps.cacheReads.inc({ outcome: 'error' });
     }
   } else {

@@ -15,14 +15,21 @@ export const SWEEP_SCHEDULER_ID = 'message-persist-sweep';
 export async function startMessagesRole(ctx: PlatformContext): Promise<RoleHandle> {
   const s = ctx.config.messages;
   const rows = ctx.metrics.counter('wp_messages_persisted_total', 'Messages written to the DB by the persist worker (new rows only).');
+  const refused = ctx.metrics.counter('wp_messages_refused_total', 'Accepted messages the DB refused when drained, set aside for an admin (GET /api/messages/refused).');
+  const waiting = ctx.metrics.gauge('wp_messages_refused_waiting', 'Refused messages waiting for an admin to requeue or discard them (read at scrape time).');
+  const buffer = new PersistBuffer(ctx.keys, s);
+  ctx.metrics.onScrape(async () => {
+    waiting.set((await buffer.refusedLengths(ctx.redis)).reduce((a, b) => a + b, 0));
+  });
   const processor = persistProcessor({
     redis: ctx.redis,
-    buffer: new PersistBuffer(ctx.keys, s),
+    buffer,
     store: new MessageStore(ctx.db),
     logger: ctx.logger.child({ domain: 'messages' }),
     queues: ctx.queues,
     shards: s.persistShards,
     onInserted: (n) => rows.inc(n),
+    onRefused: (n) => refused.inc(n),
   });
   await ctx.queues
     .queue('messagePersist')

@@ -10,7 +10,7 @@
  * its fallback while the command may still run. Only for the pop does that matter: its late reply
  * goes to the caller's `onLate`, which puts the items back (pop-items.ts).
  */
-import { guardedKeys, type Revocation } from '../auth/revocation.js';
+import { guardedArgs, guardedKeys, type Revocation } from '../auth/revocation.js';
 import { waitForReady, type RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { withDeadline } from './deadline.js';
@@ -63,11 +63,12 @@ export class PoolLists {
    * RPOPs up to `count` items and records them as consumed, in one script. Rejects with a
    * DeadlineError when the reply does not come in time; the script may still run (or have run),
    * and its reply then goes to `onLate`, so that the items it took are not lost. With a
-   * revocation the script first checks the caller's logout blacklist (a REVOKED error reply, no pop).
+   * revocation the script first checks the caller's credential (a REVOKED or UNCHECKED error reply, no pop).
    */
   pop(type: PoolType, groupId: number, count: number, onLate: (late: Promise<PopReply>) => void, revocation?: Revocation): Promise<PopReply> {
     const keys = guardedKeys([this.keys.pool(type, groupId), this.keys.poolConsumed(type, groupId)], revocation);
-    return this.run((redis) => popNow(redis, keys, count), onLate);
+    const args = guardedArgs(count === 1 ? [] : [count], revocation);
+    return this.run((redis) => popNow(redis, keys, count, args), onLate);
   }
 
   /**
@@ -138,8 +139,8 @@ export class PoolLists {
 }
 
 /** The pop script and its decoded reply (a module function: a per-call closure would cost a keepNames wrapper under tsx). */
-async function popNow(redis: RedisClient, keys: string[], count: number): Promise<PopReply> {
-  const reply = count === 1 ? await popOneScript.run<(string | number)[]>(redis, keys) : await popScript.run<(string | number)[]>(redis, keys, [count]);
+async function popNow(redis: RedisClient, keys: string[], count: number, args: (string | number)[]): Promise<PopReply> {
+  const reply = await (count === 1 ? popOneScript : popScript).run<(string | number)[]>(redis, keys, args);
   const remaining = Number(reply.pop());
   return { items: (reply as string[]).map(decodeItem), remaining };
 }

@@ -10,13 +10,15 @@ import { ID_PATTERN } from './pool-item.js';
 /**
  * Pops one item (FIFO) and records it in the consumed list, atomically (the hot path of pop).
  * The item is moved as it is: no parsing here; the marking job reads the ids.
- * Both pops first check the caller's logout blacklist key when given (src/auth/revocation.ts).
+ * Both pops first check the caller's credential when given (src/auth/revocation.ts): its logout
+ * blacklist key and its state key, against the state in the last ARGV.
  */
 export const popOneScript = new RedisScript(
   'pool-pop-one',
   `-- KEYS[1] pool list, KEYS[2] consumed list (items waiting to be marked in the DB),
--- KEYS[3] (optional) the caller's logout blacklist key: when it exists, the REVOKED error and no pop
--- ARGV (none)
+-- KEYS[3], KEYS[4] (optional) the caller's logout blacklist key and credential state key: the
+-- REVOKED or UNCHECKED error and no pop unless the first is absent and the second holds ARGV[1]
+-- ARGV[1] (with KEYS[3]) the state the caller's credential carries
 -- Returns {item, pool length after the pop}, or {pool length} (0) when the pool is empty.
 ${revocationGuardLua(3)}
 local item = redis.call('RPOP', KEYS[1])
@@ -29,8 +31,9 @@ return {item, redis.call('LLEN', KEYS[1])}`,
 export const popScript = new RedisScript(
   'pool-pop',
   `-- KEYS[1] pool list, KEYS[2] consumed list (items waiting to be marked in the DB),
--- KEYS[3] (optional) the caller's logout blacklist key: when it exists, the REVOKED error and no pop
--- ARGV[1] how many items to pop
+-- KEYS[3], KEYS[4] (optional) the caller's logout blacklist key and credential state key: the
+-- REVOKED or UNCHECKED error and no pop unless the first is absent and the second holds ARGV[2]
+-- ARGV[1] how many items to pop   ARGV[2] (with KEYS[3]) the state the caller's credential carries
 -- Returns {item, item, ..., pool length after the pop}, oldest item first. The items are LPUSHed
 -- in pop order, so the consumed list is drained from its right end oldest first.
 ${revocationGuardLua(3)}

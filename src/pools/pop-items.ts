@@ -17,8 +17,8 @@
  * Rows are lost only when the connection drops while a pop or a put-back is in flight (Redis may
  * have run it; nobody can tell): they are counted in wp_pool_rows_in_doubt_total and logged.
  */
-import { isRevokedReply, TokenRevokedError, type Revocation } from '../auth/revocation.js';
-import { DependencyDownError } from '../errors.js';
+import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../auth/revocation.js';
+import { DependencyDownError, HttpError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { commandMayHaveRun } from './command-may-have-run.js';
 import { isDatabaseUnavailable } from './database-unavailable.js';
@@ -51,20 +51,23 @@ export class PoolPopper {
 
   /**
    * Up to `count` rows, each served once; fewer (or none) when the pool and the table run out.
-   * A `revocation` (the caller's logout blacklist check) runs in the pop script; when the script
-   * could not run it is checked on its own before the DB is asked.
+   * A `revocation` (the caller's credential check) runs in the pop script; when the script could
+   * not confirm the credential, the full check runs and the pop once more; when the script could
+   * not run, the check runs on its own before the DB is asked.
    */
   async pop(type: PoolType, groupId: number, count: number, revocation?: Revocation): Promise<ServedItem[]> {
     const { lists, rows, triggers, settings, metrics } = this.deps;
     const served: ServedItem[] = [];
     let belowThreshold = false;
     try {
-      const { items, remaining } = await lists.pop(type, groupId, count, (late) => this.whenLate(type, groupId, count, late), revocation);
+      const { items, remaining } = await runGuarded(revocation, () => lists.pop(type, groupId, count, (late) => this.whenLate(type, groupId, count, late), revocation));
       for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
       if (items.length) triggers.requestMarkConsumed(type, groupId);
       belowThreshold = remaining < settings.refillThreshold;
     } catch (err) {
       if (isRevokedReply(err)) throw new TokenRevokedError();
+      // The credential check itself refused (401) or could not be made (503).
+      if (err instanceof HttpError || err instanceof DependencyDownError) throw err;
       // Past the deadline whenLate follows the pop; any other failure is final now.
       if (!(err instanceof DeadlineError) && commandMayHaveRun(err)) this.inDoubt(type, groupId, count, err);
       this.warn('redis', { err: (err as Error)?.message }, 'pool pop failed in Redis; serving from the DB');

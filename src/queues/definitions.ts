@@ -5,7 +5,7 @@
 import type { JobsOptions } from 'bullmq';
 import type { z } from 'zod';
 import { crawlJobPayload, crawlResultPayload } from './payloads/crawl.js';
-import { feedRefreshPayload } from './payloads/feeds.js';
+import { feedHousekeepingPayload, feedRefreshPayload } from './payloads/feeds.js';
 import { maintenancePayload } from './payloads/maintenance.js';
 import { messagePersistPayload } from './payloads/messages.js';
 import { poolConsumedPayload, poolRefillPayload } from './payloads/pools.js';
@@ -27,6 +27,11 @@ export const queues = {
     name: 'feed-refresh',
     description: 'Refresh of one feed: conditional GET, parse, upsert articles, schedule the next refresh.',
     payload: feedRefreshPayload,
+  }),
+  feedHousekeeping: defineQueue({
+    name: 'feed-housekeeping',
+    description: 'Periodic feed housekeeping (a job scheduler): trims each feed to its newest ARTICLES_KEEP_PER_FEED articles.',
+    payload: feedHousekeepingPayload,
   }),
   crawl: defineQueue({
     name: 'crawl',

@@ -51,6 +51,31 @@ export function viewJob(queue: string, job: Job, state?: string): JobView {
   };
 }
 
+/**
+ * The names BullMQ gives a queue's own keys (`<prefix>:<queue>:<name>`, bullmq's QueueKeys), which
+ * share the key space of job ids (`<prefix>:<queue>:<id>`): a job id equal to one of them would name
+ * the queue's own data (`meta`: its settings and pause flag), never a job.
+ */
+const BULLMQ_KEY_NAMES = new Set(['', 'active', 'wait', 'waiting-children', 'paused', 'id', 'delayed', 'prioritized', 'stalled-check', 'completed', 'failed', 'stalled', 'repeat', 'limiter', 'meta', 'events', 'pc', 'marker', 'de']);
+
+/**
+ * A job by an id from outside, or undefined. Only a key that holds a job is one: an id naming
+ * one of BullMQ's own keys, a key of another type (WRONGTYPE: lists, sets, streams, locks) or a
+ * hash that is not a job (no name or timestamp, e.g. a `<job>:processed` hash) is no job.
+ */
+export async function findJob(q: Queue, id: string): Promise<Job | undefined> {
+  if (BULLMQ_KEY_NAMES.has(id)) return undefined;
+  let job: Job | undefined;
+  try {
+    job = await q.getJob(id);
+  } catch (err) {
+    if ((err as Error)?.message?.startsWith('WRONGTYPE')) return undefined;
+    throw err;
+  }
+  if (!job || typeof job.name !== 'string' || !job.timestamp) return undefined;
+  return job;
+}
+
 export class JobInspector {
   constructor(private readonly queues: QueueRegistry) {}
 
@@ -61,7 +86,7 @@ export class JobInspector {
   }
 
   private async jobOr404(q: Queue, id: string): Promise<Job> {
-    const job = await q.getJob(id);
+    const job = await findJob(q, id);
     if (!job) throw new HttpError(404, 'unknown_job', `no job "${id}" in queue "${q.name}"`, 'id');
     return job;
   }
@@ -130,15 +155,21 @@ export class JobInspector {
     return { total: perQueue.reduce((n, p) => n + p.total, 0), jobs };
   }
 
-  /** A task by id, looked up in every queue. */
-  async task(id: string): Promise<{ task_id: string; queue: string; state: string; result?: unknown; failedReason?: string; attemptsMade: number }> {
+  /**
+   * A task by id, looked up in every queue; `visible` (default: all) decides whether the caller may
+   * see it, and a task it may not see is answered like a missing one (404).
+   */
+  async task(
+    id: string,
+    visible: (queue: string, job: Job) => boolean | Promise<boolean> = () => true,
+  ): Promise<{ task_id: string; queue: string; state: string; result?: unknown; failedReason?: string; attemptsMade: number }> {
     for (const q of this.queues.all()) {
-      let job = await q.getJob(id);
-      if (!job) continue;
+      let job = await findJob(q, id);
+      if (!job || !(await visible(q.name, job))) continue;
       const state = await job.getState();
       // A job that finished between the two reads was read as it was before; once finished it
       // no longer changes, so read it again to answer its result with its final state.
-      if ((state === 'completed' || state === 'failed') && !job.finishedOn) job = (await q.getJob(id)) ?? job;
+      if ((state === 'completed' || state === 'failed') && !job.finishedOn) job = (await findJob(q, id)) ?? job;
       return {
         task_id: id,
         queue: q.name,

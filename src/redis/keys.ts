@@ -18,8 +18,15 @@ export function createKeys(prefix: string) {
     // auth
     /** Logout blacklist entry of a token's session id (reference: users:ssid:{ssid}). */
     blacklistedSession: (ssid: string) => `${p}:users:ssid:{${ssid}}`,
-    loginFailuresByUser: (username: string) => `${p}:login:fail:user:{${username.toLowerCase()}}`,
-    loginFailuresByIp: (ip: string) => `${p}:login:fail:ip:{${ip}}`,
+    /** Login attempts of one user name from one client address in the current window. */
+    loginAttempts: (username: string, address: string) => `${p}:login:attempts:{${username.toLowerCase()}|${address}}`,
+    /**
+     * The state of a user's credentials (tokens): "<token version>", or with ":disabled" / ":missing"
+     * (see src/auth/credential-state.ts). Its own slot: checked beside the blacklist key.
+     */
+    userCredential: (userId: number) => `${p}:auth:user:{${userId}}`,
+    /** The state of an API key: "1" while active, "2:revoked" (src/auth/credential-state.ts). */
+    apiKeyCredential: (keyId: number) => `${p}:auth:key:{${keyId}}`,
 
     // feeds
     feedLock: (feedId: number | string) => `${p}:tasklock:feed:{${feedId}}`,

@@ -24,6 +24,9 @@ describe('feed refresh', () => {
         FEED_ATTEMPTS: '2',
         FEED_RETRY_DELAY_MS: '200',
         FEED_RECONCILE_INTERVAL_SECONDS: '0',
+        // The 5,000-item feed below is stored whole (the limits themselves: test/security/per-user-limits.test.ts).
+        FEED_MAX_ITEMS_PER_DOCUMENT: '5000',
+        ARTICLES_KEEP_PER_FEED: '5000',
       },
     });
   });

@@ -2,8 +2,10 @@ import { z } from 'zod';
 import type { PlatformContext } from '../../context.js';
 import { createMessageService, type MessageService } from '../../messages/message-service.js';
 import { readAnswerJson } from '../../messages/message-entry.js';
+import { RefusedMessages } from '../../messages/refused-messages.js';
+import { HttpError } from '../../errors.js';
 import { messageRole } from '../../queues/payloads/messages.js';
-import { defineRoute, type AnyRoute } from '../route.js';
+import { decimalInt, defineRoute, type AnyRoute } from '../route.js';
 
 export const MAX_READ_LIMIT = 1000;
 export const DEFAULT_READ_LIMIT = 50;
@@ -24,8 +26,8 @@ function appendBody(maxContentBytes: number) {
   });
 }
 
-const readQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(MAX_READ_LIMIT).default(DEFAULT_READ_LIMIT),
+const readQuery = z.strictObject({
+  limit: decimalInt(1, MAX_READ_LIMIT).default(DEFAULT_READ_LIMIT),
 });
 
 const messageSchema = z.object({ id: z.string(), seq: z.number().int(), role: messageRole, content: z.string(), createdAt: z.string() });
@@ -37,13 +39,14 @@ export function messageRoutes(messages: MessageService, settings: { maxContentBy
       method: 'post',
       path: '/api/sessions/:sessionId/messages',
       tag: 'messages',
+      access: 'user',
       summary: 'Append a message to a session: cached at once, written to the DB behind (or directly when Redis is down).',
       params: sessionParams,
       body: appendBody(settings.maxContentBytes),
       revocation: 'in-handler',
       responses: { 201: { description: 'the accepted message', schema: messageSchema }, 503: { description: 'neither the persist queue nor the database is available' } },
       handler: async ({ params, body, auth }) => {
-        const { entry } = await messages.append(params.sessionId, body.role, body.content, auth?.revocation);
+        const { entry } = await messages.append(auth!.userId, params.sessionId, body.role, body.content, auth!.revocation);
         return { status: 201, json: entry };
       },
     }),
@@ -51,14 +54,52 @@ export function messageRoutes(messages: MessageService, settings: { maxContentBy
       method: 'get',
       path: '/api/sessions/:sessionId/messages',
       tag: 'messages',
+      access: 'user',
       summary: 'The newest `limit` messages of a session, oldest first, from the cache or (miss, Redis down) the DB.',
       params: sessionParams,
       query: readQuery,
       revocation: 'in-handler',
       responses: { 200: { description: 'messages', schema: z.object({ messages: z.array(messageSchema), source: z.enum(['cache', 'db']) }) } },
       handler: async ({ params, query, auth }) => {
-        const { source, entries } = await messages.read(params.sessionId, query.limit, auth?.revocation);
+        const { source, entries } = await messages.read(auth!.userId, params.sessionId, query.limit, auth!.revocation);
         return { json: readAnswerJson(entries, source) };
+      },
+    }),
+  ];
+}
+
+const refusedQuery = z.strictObject({ limit: decimalInt(1, 1000).default(100) });
+const refusedParams = z.object({ messageId: z.string().min(1).max(64) });
+
+/** Messages the DB refused when drained (admins only): list, put back in their buffers, discard. */
+export function refusedMessageRoutes(ctx: PlatformContext): AnyRoute[] {
+  const refused = new RefusedMessages(ctx.redis, ctx.keys, ctx.config.messages.persistShards);
+  return [
+    defineRoute({
+      method: 'get', path: '/api/messages/refused', tag: 'messages', access: 'admin',
+      summary: 'Accepted messages the database refused when their buffer was drained, with the reason; kept until requeued or discarded (wp_messages_refused_total counts them).',
+      query: refusedQuery,
+      responses: { 200: { description: '{total, messages: [{shard, messageId, sessionId, error, entry}]}' } },
+      handler: async ({ query }) => ({ body: await refused.list(query.limit) }),
+    }),
+    defineRoute({
+      method: 'post', path: '/api/messages/refused/requeue', tag: 'messages', access: 'admin',
+      summary: 'Put every refused message back into its buffer and drain it again (after fixing what refused them).',
+      responses: { 200: { description: '{requeued}' } },
+      handler: async () => {
+        const shards = await refused.requeue();
+        await Promise.all(shards.map((s) => ctx.queues.add('messagePersist', 'drain', { shard: s.shard }, { removeOnComplete: true })));
+        return { body: { requeued: shards.reduce((n, s) => n + s.requeued, 0) } };
+      },
+    }),
+    defineRoute({
+      method: 'delete', path: '/api/messages/refused/:messageId', tag: 'messages', access: 'admin',
+      summary: 'Discard one refused message for good.',
+      params: refusedParams,
+      responses: { 204: { description: 'discarded' }, 404: { description: 'no refused message with this id' } },
+      handler: async ({ params }) => {
+        if (!(await refused.discard(params.messageId))) throw new HttpError(404, 'not_found', `no refused message "${params.messageId}"`, 'messageId');
+        return { status: 204 };
       },
     }),
   ];
@@ -66,5 +107,5 @@ export function messageRoutes(messages: MessageService, settings: { maxContentBy
 
 /** The message routes of an API process, over its own message service. */
 export function messageRoutesOf(ctx: PlatformContext): AnyRoute[] {
-  return messageRoutes(createMessageService(ctx), ctx.config.messages);
+  return [...messageRoutes(createMessageService(ctx), ctx.config.messages), ...refusedMessageRoutes(ctx)];
 }

@@ -39,7 +39,7 @@ export function poolRoutes(ctx: PlatformContext): AnyRoute[] {
   const { maxImportItems, maxTextBytes } = pools.settings;
   return [
     defineRoute({
-      method: 'post', path: '/api/pools/:type/:groupId/pop', tag: 'pools',
+      method: 'post', path: '/api/pools/:type/:groupId/pop', tag: 'pools', access: 'user',
       summary: 'Take the next row of a pool (FIFO, batch_id DESC, id ASC); each row is served once. Falls back to the DB when the pool is empty or Redis is down.',
       params: poolParams, revocation: 'in-handler',
       responses: { 200: { description: 'the row', schema: servedItem }, 404: { description: 'pool_empty: no row left' }, 503: { description: 'pool and database unavailable' } },
@@ -50,21 +50,21 @@ export function poolRoutes(ctx: PlatformContext): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'post', path: '/api/pools/:type/:groupId/pop-many', tag: 'pools',
+      method: 'post', path: '/api/pools/:type/:groupId/pop-many', tag: 'pools', access: 'user',
       summary: 'Take up to `count` rows (1–100) in one request, with the same guarantees as pop; fewer or none when the rows run out.',
       params: poolParams, body: popManyBody, revocation: 'in-handler',
       responses: { 200: { description: 'the rows', schema: z.object({ items: z.array(servedItem) }) } },
       handler: async ({ params, body, auth }) => ({ body: { items: await pools.pop(params.type, params.groupId, body.count, auth?.revocation) } }),
     }),
     defineRoute({
-      method: 'post', path: '/api/pools/:type/:groupId/items', tag: 'pools',
+      method: 'post', path: '/api/pools/:type/:groupId/items', tag: 'pools', access: 'admin',
       summary: 'Import rows into a group (available for the pool); all or nothing.',
       params: poolParams, body: importBody(maxImportItems, maxTextBytes),
       responses: { 201: { description: 'inserted', schema: z.object({ inserted: z.number() }) } },
       handler: async ({ params, body }) => ({ status: 201, body: { inserted: await pools.importItems(params.type, params.groupId, body.items) } }),
     }),
     defineRoute({
-      method: 'get', path: '/api/pools', tag: 'pools',
+      method: 'get', path: '/api/pools', tag: 'pools', access: 'admin',
       summary: 'Every pool by type and group: list length, consumed ids not yet marked, rows available and reserved in the DB.',
       responses: { 200: { description: 'pools' } },
       handler: async () => ({ body: { pools: await pools.overview() } }),

@@ -1,0 +1,167 @@
+/**
+ * User accounts: create, list, change (role, disabled, password), a user's own password change,
+ * the admin of the environment at start, and the production sweep of example passwords.
+ *
+ * Every change that must end earlier credentials (password, role, disabled) raises the user's
+ * token version in the same transaction, and stores the new credential state in Redis before the
+ * transaction commits (credential-state.ts): every process refuses the earlier tokens from the
+ * next request on, and when Redis cannot take the state nothing changes (503). Disabling a user,
+ * or taking the admin role from it, also revokes its API keys (all of them, or its admin ones).
+ */
+import type { Logger } from '../logging/logger.js';
+import type { Prisma, PrismaClient } from '../db/client.js';
+import { DependencyDownError, HttpError } from '../errors.js';
+import type { User } from '../generated/prisma/client.js';
+import { isRedisUnavailable } from '../redis/redis-unavailable.js';
+import type { AuthService } from './auth-service.js';
+import { API_KEY_REVOKED, userState, type CredentialStates } from './credential-state.js';
+import { hashPassword } from './passwords.js';
+import type { Role } from './roles.js';
+import { INTERACTIVE_TRANSACTION } from '../db/transaction-options.js';
+
+export interface UserView {
+  id: number;
+  username: string;
+  role: Role;
+  disabled: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function userView(u: User): UserView {
+  return { id: u.id, username: u.username, role: u.role, disabled: u.disabled, createdAt: u.createdAt, updatedAt: u.updatedAt };
+}
+
+export interface UserChanges {
+  role?: Role | undefined;
+  disabled?: boolean | undefined;
+  password?: string | undefined;
+}
+
+/** Advisory lock key of the changes that may remove an admin (an arbitrary constant). */
+const ADMIN_CHANGES_LOCK = 160_001;
+
+const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === 'P2002';
+
+export class Accounts {
+  constructor(
+    private readonly deps: { prisma: PrismaClient; states: CredentialStates; auth: AuthService; logger: Logger },
+  ) {}
+
+  async create(input: { username: string; password: string; role: Role }): Promise<UserView> {
+    try {
+      const user = await this.deps.prisma.user.create({
+        data: { username: input.username, passwordHash: await hashPassword(input.password), role: input.role },
+      });
+      return userView(user);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new HttpError(409, 'username_taken', `a user named "${input.username}" exists`, 'username');
+      throw err;
+    }
+  }
+
+  async list(): Promise<UserView[]> {
+    return (await this.deps.prisma.user.findMany({ orderBy: { id: 'asc' } })).map(userView);
+  }
+
+  /** An admin's change of any user; the last enabled admin can neither be disabled nor lose the role. */
+  async update(id: number, changes: UserChanges): Promise<UserView> {
+    const mayRemoveAdmin = changes.disabled === true || changes.role === 'user';
+    const user = await this.change(id, changes, async (tx, before) => {
+      if (!mayRemoveAdmin || before.role !== 'admin' || before.disabled) return;
+      const [{ admins }] = await tx.$queryRaw<[{ admins: number }]>`SELECT count(*)::int AS admins FROM users WHERE role = 'admin' AND NOT disabled`;
+      if (admins <= 1) throw new HttpError(409, 'last_admin', 'the last enabled admin cannot be disabled or lose the admin role', changes.disabled ? 'disabled' : 'role');
+    }, mayRemoveAdmin);
+    return userView(user);
+  }
+
+  /** A user's own password change: the current password is checked within the login rate limit. */
+  async changeOwnPassword(userId: number, currentPassword: string, newPassword: string, ip: string | undefined): Promise<void> {
+    const found = await this.deps.prisma.user.findUnique({ where: { id: userId } });
+    if (!found) throw new HttpError(401, 'unknown_user', 'the token\'s user does not exist');
+    const checked = await this.deps.auth.checkPasswordLimited(found.username, currentPassword, ip, async () => found);
+    if (!checked) throw new HttpError(400, 'wrong_password', 'currentPassword is not the current password', 'currentPassword');
+    await this.change(userId, { password: newPassword });
+  }
+
+  /**
+   * The admin of the environment (ADMIN_USERNAME / ADMIN_PASSWORD): created, or made an enabled
+   * admin with that password. A changed password raises the token version like any password change.
+   */
+  async ensureAdmin(username: string, password: string): Promise<void> {
+    const { prisma, auth } = this.deps;
+    const existing = await prisma.user.findUnique({ where: { username } });
+    if (!existing) {
+      try {
+        await prisma.user.create({ data: { username, passwordHash: await hashPassword(password), role: 'admin' } });
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err; // another process created it at the same time
+      }
+      return;
+    }
+    const samePassword = await auth.checkPassword(password, existing.passwordHash);
+    if (samePassword && existing.role === 'admin' && !existing.disabled) return;
+    await this.change(existing.id, { role: 'admin', disabled: false, ...(samePassword ? {} : { password }) });
+  }
+
+  /**
+   * Disables every enabled account whose password is the example one (production start), so that
+   * an install that moved its admin to another name does not keep the old one open. Returns the
+   * user names disabled.
+   */
+  async disableExamplePasswords(examplePassword: string): Promise<string[]> {
+    const { prisma, auth, logger } = this.deps;
+    const users = await prisma.user.findMany({ where: { disabled: false }, select: { id: true, username: true, passwordHash: true } });
+    const disabled: string[] = [];
+    for (const u of users) {
+      if (!(await auth.checkPassword(examplePassword, u.passwordHash))) continue;
+      await this.change(u.id, { disabled: true });
+      disabled.push(u.username);
+      logger.warn({ username: u.username }, 'account disabled: it still had the example password (NODE_ENV=production); set a new password to enable it again');
+    }
+    return disabled;
+  }
+
+  /**
+   * Applies changes in one transaction: the token version is raised and the new state stored in
+   * Redis before the commit; API keys that may no longer act are revoked. `guard` runs first
+   * inside the transaction (with the row as it was) and may refuse.
+   */
+  private async change(
+    id: number,
+    changes: UserChanges,
+    guard?: (tx: Prisma.TransactionClient, before: { id: number; role: Role; disabled: boolean }) => Promise<void>,
+    serializeAdminChanges = false,
+  ): Promise<User> {
+    const { prisma, states } = this.deps;
+    const passwordHash = changes.password !== undefined ? await hashPassword(changes.password) : undefined;
+    try {
+      return await prisma.$transaction(async (tx) => {
+        // Changes that may take away an admin run one at a time, so two of them cannot each leave the
+        // other admin as the last one (taken before the row lock: no lock-order deadlock).
+        if (serializeAdminChanges) await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ADMIN_CHANGES_LOCK})`;
+        const [before] = await tx.$queryRaw<{ id: number; role: Role; disabled: boolean }[]>`SELECT id, role::text AS role, disabled FROM users WHERE id = ${id} FOR UPDATE`;
+        if (!before) throw new HttpError(404, 'user_not_found', `no user ${id}`, 'id');
+        await guard?.(tx, before);
+        const user = await tx.user.update({
+          where: { id },
+          data: {
+            ...(changes.role !== undefined ? { role: changes.role } : {}),
+            ...(changes.disabled !== undefined ? { disabled: changes.disabled } : {}),
+            ...(passwordHash !== undefined ? { passwordHash } : {}),
+            tokenVersion: { increment: 1 },
+          },
+        });
+        const revoke = user.disabled ? { userId: id, revokedAt: null } : user.role === 'user' ? { userId: id, revokedAt: null, role: 'admin' as const } : undefined;
+        const keys = revoke ? await tx.apiKey.findMany({ where: revoke, select: { id: true } }) : [];
+        if (keys.length) await tx.apiKey.updateMany({ where: { id: { in: keys.map((k) => k.id) } }, data: { revokedAt: new Date() } });
+        await states.raise({ kind: 'user', id }, userState(user));
+        for (const k of keys) await states.raise({ kind: 'apiKey', id: k.id }, API_KEY_REVOKED);
+        return user;
+      }, INTERACTIVE_TRANSACTION);
+    } catch (err) {
+      if (isRedisUnavailable(err)) throw new DependencyDownError('redis', 'account changes need Redis, which ends the earlier credentials; nothing was changed', { cause: err });
+      throw err;
+    }
+  }
+}

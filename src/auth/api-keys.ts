@@ -1,0 +1,64 @@
+/**
+ * API keys for programs (pool pops, message appends all day): an admin creates one for a user,
+ * with a role no higher than the user's; its text is shown once; only the hash of its secret is
+ * stored; revoking it (or disabling its user) ends it at once everywhere (credential-state.ts).
+ */
+import type { PrismaClient } from '../db/client.js';
+import { DependencyDownError, HttpError } from '../errors.js';
+import type { ApiKey } from '../generated/prisma/client.js';
+import { isRedisUnavailable } from '../redis/redis-unavailable.js';
+import { formatApiKey, hashApiKeySecret, newApiKeySecret } from './api-key-format.js';
+import { API_KEY_ACTIVE, API_KEY_REVOKED, type CredentialStates } from './credential-state.js';
+import { roleAllows, type Role } from './roles.js';
+import { INTERACTIVE_TRANSACTION } from '../db/transaction-options.js';
+
+export interface ApiKeyView {
+  id: number;
+  name: string;
+  userId: number;
+  role: Role;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+function keyView(k: ApiKey): ApiKeyView {
+  return { id: k.id, name: k.name, userId: k.userId, role: k.role, createdAt: k.createdAt, revokedAt: k.revokedAt };
+}
+
+export class ApiKeys {
+  constructor(private readonly deps: { prisma: PrismaClient; states: CredentialStates }) {}
+
+  /** Creates a key; the answer holds its text (`key`), which is never shown again. */
+  async create(input: { name: string; userId: number; role: Role }): Promise<ApiKeyView & { key: string }> {
+    const { prisma, states } = this.deps;
+    const user = await prisma.user.findUnique({ where: { id: input.userId } });
+    if (!user) throw new HttpError(404, 'user_not_found', `no user ${input.userId}`, 'userId');
+    if (user.disabled) throw new HttpError(409, 'user_disabled', `user ${input.userId} is disabled`, 'userId');
+    if (!roleAllows(user.role, input.role)) throw new HttpError(400, 'role_too_high', `user ${input.userId} is not an admin; its keys can only have the role "user"`, 'role');
+    const secret = newApiKeySecret();
+    const key = await prisma.apiKey.create({ data: { name: input.name, userId: input.userId, role: input.role, secretHash: hashApiKeySecret(secret) } });
+    // Stored now, so that the key's first requests need no database read (a fill would do it otherwise).
+    await states.raise({ kind: 'apiKey', id: key.id }, API_KEY_ACTIVE).catch(() => undefined);
+    return { ...keyView(key), key: formatApiKey(key.id, secret) };
+  }
+
+  async list(): Promise<ApiKeyView[]> {
+    return (await this.deps.prisma.apiKey.findMany({ orderBy: { id: 'asc' } })).map(keyView);
+  }
+
+  /** Revokes a key (idempotent); its requests are refused from now on. */
+  async revoke(id: number): Promise<void> {
+    const { prisma, states } = this.deps;
+    try {
+      await prisma.$transaction(async (tx) => {
+        const key = await tx.apiKey.findUnique({ where: { id } });
+        if (!key) throw new HttpError(404, 'api_key_not_found', `no API key ${id}`, 'id');
+        if (!key.revokedAt) await tx.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+        await states.raise({ kind: 'apiKey', id }, API_KEY_REVOKED);
+      }, INTERACTIVE_TRANSACTION);
+    } catch (err) {
+      if (isRedisUnavailable(err)) throw new DependencyDownError('redis', 'revoking a key needs Redis; nothing was changed', { cause: err });
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * The state of a credential in Redis, which every request compares with what its credential
+ * carries, so that a change ends the credential everywhere at once, with no database read per
+ * request.
+ *
+ * A user's state (`auth:user:{id}`) is its token version, "<version>", or "<version>:disabled";
+ * a token is current while the state equals the version it carries. An API key's state
+ * (`auth:key:{id}`) is "1" while active and "2:revoked". A credential whose row does not exist
+ * reads "0:missing" (kept MISSING_TTL_SECONDS). The database is the source: a state missing from
+ * Redis (first use, Redis lost its data) is read from the database and stored.
+ *
+ * The leading number only grows: a password, role or disabled change raises the user's
+ * `token_version`, a revocation makes a key "2:revoked". A state is only ever replaced by one with
+ * a higher number (RAISE), so a fill that read the database just before a change cannot put the
+ * old state back after it. A change stores its new state before its transaction commits
+ * (accounts.ts): if Redis cannot take it, nothing changes.
+ */
+import type { PrismaClient } from '../db/client.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { RedisScript } from '../redis/script.js';
+
+export const MISSING_TTL_SECONDS = 300;
+export const API_KEY_ACTIVE = '1';
+export const API_KEY_REVOKED = '2:revoked';
+export const MISSING = '0:missing';
+
+const RAISE = new RedisScript(
+  'credential-raise',
+  `-- KEYS[1] a credential's state
+-- ARGV[1] the new state "<number>[:<flag>]"   ARGV[2] seconds to keep it (0: no expiry)
+-- Stores the new state when there is none or its number is higher; returns the state held now.
+local function number(s) return tonumber(string.match(s, '^(%d+)')) or -1 end
+local current = redis.call('GET', KEYS[1])
+if current and number(ARGV[1]) <= number(current) then return current end
+if tonumber(ARGV[2]) > 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+else
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+return ARGV[1]`,
+);
+
+/** A user's state from its row (undefined: no such user). */
+export function userState(row: { tokenVersion: number; disabled: boolean } | null | undefined): string {
+  if (!row) return MISSING;
+  return row.disabled ? `${row.tokenVersion}:disabled` : String(row.tokenVersion);
+}
+
+/** An API key's state from its row (undefined: no such key). */
+export function apiKeyState(row: { revokedAt: Date | null } | null | undefined): string {
+  if (!row) return MISSING;
+  return row.revokedAt ? API_KEY_REVOKED : API_KEY_ACTIVE;
+}
+
+export type CredentialRef = { kind: 'user'; id: number } | { kind: 'apiKey'; id: number };
+
+export class CredentialStates {
+  constructor(
+    private readonly deps: { redis: RedisClient; keys: Keys; prisma: PrismaClient },
+  ) {}
+
+  key(ref: CredentialRef): string {
+    return ref.kind === 'user' ? this.deps.keys.userCredential(ref.id) : this.deps.keys.apiKeyCredential(ref.id);
+  }
+
+  /** The state held in Redis, undefined when Redis holds none. Throws when Redis cannot answer. */
+  async cached(ref: CredentialRef): Promise<string | undefined> {
+    return (await this.deps.redis.get(this.key(ref))) ?? undefined;
+  }
+
+  /** The state, read from the database and stored when Redis holds none. */
+  async current(ref: CredentialRef): Promise<string> {
+    return (await this.cached(ref)) ?? this.fill(ref);
+  }
+
+  /** Reads the state from the database and stores it (unless a newer one is there); returns the state held. */
+  async fill(ref: CredentialRef): Promise<string> {
+    return this.raise(ref, await this.fromDatabase(ref));
+  }
+
+  /** The state as the database has it (Redis not consulted). */
+  async fromDatabase(ref: CredentialRef): Promise<string> {
+    const { prisma } = this.deps;
+    if (ref.kind === 'user') {
+      return userState(await prisma.user.findUnique({ where: { id: ref.id }, select: { tokenVersion: true, disabled: true } }));
+    }
+    return apiKeyState(await prisma.apiKey.findUnique({ where: { id: ref.id }, select: { revokedAt: true } }));
+  }
+
+  /** Stores `state` unless Redis holds a newer one; returns the state held. */
+  raise(ref: CredentialRef, state: string): Promise<string> {
+    return RAISE.run<string>(this.deps.redis, [this.key(ref)], [state, state === MISSING ? MISSING_TTL_SECONDS : 0]);
+  }
+}

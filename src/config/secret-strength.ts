@@ -1,0 +1,28 @@
+/**
+ * Whether a secret looks random enough to sign tokens with: at least 32 bytes, and not a word,
+ * a repetition or a short alphabet. A random 32-byte secret written as hex or base64 spreads over
+ * 16 to 64 symbols; a sentence or `aaaa…` does not. This cannot prove randomness; it refuses what
+ * is clearly not (`openssl rand -base64 48` passes).
+ */
+export const MIN_SECRET_BYTES = 32;
+
+/** Shannon entropy of the string's characters, in bits per character. */
+export function bitsPerChar(s: string): number {
+  const counts = new Map<string, number>();
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  const n = [...s].length;
+  let bits = 0;
+  for (const k of counts.values()) bits -= (k / n) * Math.log2(k / n);
+  return bits;
+}
+
+/** Undefined when the secret is acceptable, else why not. */
+export function weakSecretReason(secret: string): string | undefined {
+  if (Buffer.byteLength(secret) < MIN_SECRET_BYTES) return `must be at least ${MIN_SECRET_BYTES} bytes`;
+  const distinct = new Set(secret).size;
+  if (distinct < 12 || bitsPerChar(secret) < 3.5) return 'does not look random (generate one: openssl rand -base64 48)';
+  // A unit of 2 to 8 characters four times in a row, or one character eight times (random text does
+  // that with a chance of about 16^-6 per position at worst).
+  if (/(.{2,8})\1{3,}|(.)\2{7,}/.test(secret)) return 'does not look random: it repeats itself (generate one: openssl rand -base64 48)';
+  return undefined;
+}

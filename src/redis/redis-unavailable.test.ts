@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { isRedisUnavailable } from './redis-unavailable.js';
+
+describe('isRedisUnavailable', () => {
+  it('recognises ioredis outage errors', () => {
+    expect(isRedisUnavailable(new Error('Connection is closed.'))).toBe(true);
+    expect(isRedisUnavailable(new Error("Stream isn't writeable and enableOfflineQueue options is false"))).toBe(true);
+    expect(isRedisUnavailable(new Error('Command timed out'))).toBe(true);
+    expect(isRedisUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(isRedisUnavailable(Object.assign(new Error('x'), { name: 'MaxRetriesPerRequestError' }))).toBe(true);
+    expect(isRedisUnavailable(new Error('LOADING Redis is loading the dataset in memory'))).toBe(true);
+  });
+
+  it('does not take a bug or a refused command for an outage', () => {
+    expect(isRedisUnavailable(new TypeError('username.toLowerCase is not a function'))).toBe(false);
+    expect(isRedisUnavailable(Object.assign(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'), { name: 'ReplyError' }))).toBe(false);
+    expect(isRedisUnavailable('Connection is closed.')).toBe(false);
+    expect(isRedisUnavailable(undefined)).toBe(false);
+  });
+});

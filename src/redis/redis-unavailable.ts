@@ -1,0 +1,15 @@
+/**
+ * Whether an error means Redis could not be reached or could not answer (as opposed to a bug,
+ * bad data, or Redis refusing a command it did run), so that only outages are reported as
+ * `redis_unavailable` and only outages take a fail-open or fallback path.
+ */
+const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError', 'AbortError']);
+const UNAVAILABLE_MESSAGE =
+  /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|Command timed out|connect ETIMEDOUT|None of startup nodes is available|Failed to refresh slots cache|Too many Cluster redirections|^CLUSTERDOWN|^LOADING|^MASTERDOWN|^TRYAGAIN/;
+
+export function isRedisUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)) return true;
+  return UNAVAILABLE_NAMES.has(err.name) || UNAVAILABLE_MESSAGE.test(err.message);
+}
