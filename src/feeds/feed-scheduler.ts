@@ -47,6 +47,7 @@ import { RedisScript } from '../redis/script.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
 import type { DomainGate, HandOver } from './domain-gate.js';
+import { dueAtOfScore } from '../queues/delayed-due.js';
 
 export type RefreshTrigger = FeedRefreshPayload['trigger'];
 
@@ -163,8 +164,7 @@ export class FeedScheduler {
   /** When a delayed job is due (ms since the epoch), or null when it is not in the delayed set. */
   private async delayedUntil(jobId: string): Promise<number | null> {
     const score = await this.deps.redis.zscore(this.queue.keys.delayed!, jobId);
-    // BullMQ scores delayed jobs as dueAt * 4096 + a counter.
-    return score === null ? null : Math.floor(Number(score) / 4096);
+    return score === null ? null : dueAtOfScore(score);
   }
 
   /**

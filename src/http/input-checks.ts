@@ -56,3 +56,26 @@ export function repeatedQueryField(query: Record<string, unknown>): string | und
   for (const [name, value] of Object.entries(query)) if (Array.isArray(value)) return name;
   return undefined;
 }
+
+/**
+ * The first query field whose name or value is not valid percent-encoded UTF-8 (e.g. `%ED%A0%80`,
+ * a lone surrogate in UTF-8 form). The query parser keeps such text as it came, undecoded, so a
+ * free-text field would otherwise take the escape sequence itself as its value.
+ */
+export function malformedQueryField(url: string): string | undefined {
+  const at = url.indexOf('?');
+  if (at < 0) return undefined;
+  for (const pair of url.slice(at + 1).split('&')) {
+    const eq = pair.indexOf('=');
+    const rawName = (eq < 0 ? pair : pair.slice(0, eq)).replace(/\+/g, ' ');
+    const rawValue = eq < 0 ? '' : pair.slice(eq + 1).replace(/\+/g, ' ');
+    let name = rawName;
+    try {
+      name = decodeURIComponent(rawName);
+      decodeURIComponent(rawValue);
+    } catch {
+      return name || '(query)';
+    }
+  }
+  return undefined;
+}

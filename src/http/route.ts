@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { VerifiedToken } from '../auth/auth-service.js';
 import { roleAllows, type Role } from '../auth/roles.js';
 import { HttpError } from '../errors.js';
-import { findTextProblem, repeatedQueryField, TEXT_PROBLEM_MESSAGE, textProblem } from './input-checks.js';
+import { findTextProblem, malformedQueryField, repeatedQueryField, TEXT_PROBLEM_MESSAGE, textProblem } from './input-checks.js';
 import { routeTable, type DeclaredRoutes, type TableHooks } from './route-table.js';
 
 /**
@@ -146,6 +146,8 @@ function routeHandler(route: AnyRoute): RequestHandler {
         const raw = req.query as Record<string, unknown>;
         const repeated = repeatedQueryField(raw);
         if (repeated) throw new HttpError(400, 'invalid_request', `${repeated}: given more than once`, repeated);
+        const malformed = malformedQueryField(req.url);
+        if (malformed) throw new HttpError(400, 'invalid_text', `${malformed}: not valid percent-encoded UTF-8`, malformed);
         refuseUnstorableText(raw, 'query');
         query = parseOr400(route.query, raw, 'query');
       }

@@ -18,8 +18,15 @@ export class Metrics {
 
   readonly jobsFailed = new Counter({
     name: 'wp_jobs_failed_total',
-    help: 'Job attempts that failed, by queue and outcome (retry, dead, delayed).',
+    help: 'Job attempts that failed, by queue and outcome (retry: attempts left; dead: in the failed set).',
     labelNames: ['queue', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobsDelayed = new Counter({
+    name: 'wp_jobs_delayed_total',
+    help: 'Job attempts that ended waiting, not failing, by queue and reason (turn: a rate limit\'s routine wait, e.g. a domain\'s turn; blocked: the remote side asked to wait; delayed: the job moved itself later).',
+    labelNames: ['queue', 'reason'] as const,
     registers: [this.registry],
   });
 

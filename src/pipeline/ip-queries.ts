@@ -125,3 +125,16 @@ export async function loadLeaderboard(db: Database, type: LeaderboardType, hours
     liquidityIndex: r.liquidity === null ? null : Number(r.liquidity),
   }));
 }
+
+/**
+ * Active IPs, and those of them not crawled for more than twice their interval (never crawled:
+ * counted from their creation): what the `IpCrawlOverdue` alert watches. One aggregate query.
+ */
+export async function countCrawlHealth(db: Database): Promise<{ active: number; overdue: number }> {
+  const rows = await db.pool.query<{ active: string; overdue: string }>(
+    `SELECT count(*) FILTER (WHERE active) AS active,
+            count(*) FILTER (WHERE active AND coalesce(last_crawled_at, created_at) < now() - make_interval(secs => 2 * interval_seconds)) AS overdue
+       FROM ips`,
+  );
+  return { active: Number(rows.rows[0]!.active), overdue: Number(rows.rows[0]!.overdue) };
+}

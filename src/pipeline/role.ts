@@ -13,6 +13,7 @@ import { crawlResultPayload } from '../queues/payloads/crawl.js';
 import { createWorker } from '../queues/create-worker.js';
 import { createResultPipeline, createScheduler } from './components.js';
 import { SchedulerLoop, schedulerMetrics } from './scheduling/scheduler-loop.js';
+import { countCrawlHealth } from './ip-queries.js';
 
 export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandle> {
   const logger = ctx.logger.child({ role: 'pipeline' });
@@ -25,6 +26,13 @@ export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandl
   });
   const scheduled = ctx.metrics.gauge('wp_scheduler_scheduled_ips', 'IPs with a crawl chain (pending, running or in the pipeline).');
   ctx.metrics.onScrape(async () => scheduled.set(await scheduler.chain.size()));
+  const activeIps = ctx.metrics.gauge('wp_ips_active', 'Active IPs (crawled on their interval).');
+  const overdueIps = ctx.metrics.gauge('wp_ips_crawl_overdue', 'Active IPs not crawled for more than twice their interval (never crawled: since created).');
+  ctx.metrics.onScrape(async () => {
+    const health = await countCrawlHealth(ctx.db);
+    activeIps.set(health.active);
+    overdueIps.set(health.overdue);
+  });
 
   const worker = createWorker(
     ctx,

@@ -5,7 +5,8 @@
  *
  * Error mapping (see src/errors.ts):
  *   PermanentError → UnrecoverableError (fails now, no retry)
- *   BlockedError   → the job is moved to delayed for retryAfterMs; no attempt is spent
+ *   BlockedError   → the job is moved to delayed for retryAfterMs; no attempt is spent (counted in
+ *                    wp_jobs_delayed_total, not as a failure)
  *   anything else  → failure; BullMQ retries with backoff until the attempts run out
  *
  * Shutdown: stop taking jobs, let active ones finish within the grace period, then close the
@@ -85,7 +86,7 @@ export function createWorker<K extends QueueKey, R>(
   const queueName = def.name;
   const q = deps.config.queues;
   const baseLogger = deps.logger.child({ queue: queueName });
-  const { jobsCompleted, jobsFailed, jobDuration } = deps.metrics;
+  const { jobsCompleted, jobsFailed, jobsDelayed, jobDuration } = deps.metrics;
   const completed = jobsCompleted.labels(queueName);
   const duration = jobDuration.labels(queueName);
 
@@ -105,12 +106,16 @@ export function createWorker<K extends QueueKey, R>(
       return result;
     } catch (thrown) {
       duration.observe((performance.now() - started) / 1000);
-      if (thrown instanceof DelayedError || thrown instanceof UnrecoverableError) {
-        jobsFailed.inc({ queue: queueName, outcome: thrown instanceof DelayedError ? 'delayed' : 'dead' });
+      if (thrown instanceof DelayedError) {
+        jobsDelayed.inc({ queue: queueName, reason: 'delayed' });
+        throw thrown;
+      }
+      if (thrown instanceof UnrecoverableError) {
+        jobsFailed.inc({ queue: queueName, outcome: 'dead' });
         throw thrown;
       }
       if (thrown instanceof BlockedError) {
-        jobsFailed.inc({ queue: queueName, outcome: 'delayed' });
+        jobsDelayed.inc({ queue: queueName, reason: thrown.routine ? 'turn' : 'blocked' });
         const log = thrown.routine ? ctx.logger.debug.bind(ctx.logger) : ctx.logger.warn.bind(ctx.logger);
         log({ retryAfterMs: thrown.retryAfterMs, reason: thrown.message }, 'job blocked; delayed without spending an attempt');
         await job.moveToDelayed(Date.now() + thrown.retryAfterMs, token);

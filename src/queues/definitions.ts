@@ -16,6 +16,11 @@ export interface QueueDefinition<S extends z.ZodType = z.ZodType> {
   payload: S;
   /** Overrides of the platform defaults (attempts, backoff, retention). */
   jobOptions?: JobsOptions;
+  /**
+   * Whether an operator may add jobs by hand (POST /api/queues/:name/jobs). Queues whose jobs form
+   * a chain refuse, naming the route that schedules one the right way. Default: allowed.
+   */
+  manualAdd?: { refused: string };
 }
 
 function defineQueue<S extends z.ZodType>(def: QueueDefinition<S>): QueueDefinition<S> {
@@ -27,6 +32,7 @@ export const queues = {
     name: 'feed-refresh',
     description: 'Refresh of one feed: conditional GET, parse, upsert articles, schedule the next refresh.',
     payload: feedRefreshPayload,
+    manualAdd: { refused: 'a feed has one pending refresh; POST /api/queue/schedule-feed {feed_id, force_immediate} refreshes it now' },
   }),
   feedHousekeeping: defineQueue({
     name: 'feed-housekeeping',
@@ -37,11 +43,13 @@ export const queues = {
     name: 'crawl',
     description: 'Headless-browser crawl of one IP on the marketplace.',
     payload: crawlJobPayload,
+    manualAdd: { refused: 'an IP has one pending crawl; POST /api/ips/:id/crawl crawls it now' },
   }),
   crawlResult: defineQueue({
     name: 'crawl-result',
     description: 'Result pipeline of one crawl: state machine, snapshots, hourly stats, alerts, next crawl.',
     payload: crawlResultPayload,
+    manualAdd: { refused: 'a result schedules the IP\'s next crawl; only a crawl produces one (POST /api/ips/:id/crawl)' },
   }),
   poolRefill: defineQueue({
     name: 'pool-refill',

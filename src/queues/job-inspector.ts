@@ -1,9 +1,18 @@
 /**
  * Reading and acting on jobs across the registered queues: counts by state, job lists, retry,
- * delete, the dead jobs (failed set) of every queue, and task lookup by id.
+ * delete, pause and resume, jobs added by an operator, the dead-job console (the failed set of
+ * every queue: filter, search, page, replay or remove by filter), and task lookup by id.
+ *
+ * Replays: a replayed job gets its full attempts again. A queue whose jobs form a chain (one
+ * pending crawl per IP, one pending refresh per feed) registers a replay handler, so that the
+ * replayed job takes its place in the chain instead of becoming a second pending job; other
+ * queues' jobs are simply retried.
  */
 import type { Job, JobType, Queue } from 'bullmq';
 import { HttpError } from '../errors.js';
+import type { RedisClient } from '../redis/connection.js';
+import { delayedDueAt } from './delayed-due.js';
+import { findQueue, type QueueKey, queues as queueDefinitions } from './definitions.js';
 import type { QueueRegistry } from './registry.js';
 
 export const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'waiting-children'] as const;
@@ -46,8 +55,58 @@ export function viewJob(queue: string, job: Job, state?: string): JobView {
     createdAt: iso(job.timestamp)!,
     ...(job.processedOn ? { processedAt: iso(job.processedOn) } : {}),
     ...(job.finishedOn ? { finishedAt: iso(job.finishedOn) } : {}),
-    ...(job.delay ? { delayUntil: iso(job.timestamp + job.delay) } : {}),
     priority: job.priority ?? 0,
+  };
+}
+
+/** A dead job in the console's listings: no stack trace (the single-job view has it). */
+export interface DeadJobEntry {
+  id: string;
+  queue: string;
+  name: string;
+  failedReason?: string;
+  attemptsMade: number;
+  attempts: number;
+  createdAt: string;
+  finishedAt?: string;
+  data: unknown;
+}
+
+export interface DeadJobFilter {
+  /** One queue's dead jobs only. */
+  queue?: string;
+  /** Case-insensitive text to find in the job's id, name or failure reason. */
+  q?: string;
+}
+
+/** Puts a failed job back into its chain, with its full attempts (see the header). */
+export type ReplayHandler = (job: Job) => Promise<void>;
+
+export interface JobInspectorDeps {
+  queues: QueueRegistry;
+  /** For reads BullMQ has no getter for (due times, the failed set with scores). */
+  redis: RedisClient;
+  /** Replay handlers by queue name. */
+  replay?: ReadonlyMap<string, ReplayHandler>;
+}
+
+/** Jobs read per pipelined batch while searching the failed sets. */
+const SCAN_BATCH = 500;
+
+/** Options of a replayed job: its attempts start over. */
+export const REPLAY = { resetAttemptsMade: true, resetAttemptsStarted: true } as const;
+
+function deadEntry(queue: string, job: Job): DeadJobEntry {
+  return {
+    id: job.id!,
+    queue,
+    name: job.name,
+    ...(job.failedReason ? { failedReason: job.failedReason } : {}),
+    attemptsMade: job.attemptsMade,
+    attempts: job.opts.attempts ?? 1,
+    createdAt: iso(job.timestamp)!,
+    ...(job.finishedOn ? { finishedAt: iso(job.finishedOn) } : {}),
+    data: job.data,
   };
 }
 
@@ -77,7 +136,11 @@ export async function findJob(q: Queue, id: string): Promise<Job | undefined> {
 }
 
 export class JobInspector {
-  constructor(private readonly queues: QueueRegistry) {}
+  private readonly queues: QueueRegistry;
+
+  constructor(private readonly deps: JobInspectorDeps) {
+    this.queues = deps.queues;
+  }
 
   private queueOr404(name: string): Queue {
     const q = this.queues.byName(name);
@@ -103,26 +166,73 @@ export class JobInspector {
 
   async list(name: string, state: JobState, start: number, end: number): Promise<{ queue: string; state: string; total: number; jobs: JobView[] }> {
     const q = this.queueOr404(name);
-    const [jobs, total] = await Promise.all([q.getJobs([state as JobType], start, end, state !== 'completed' && state !== 'failed'), q.getJobCountByTypes(state as JobType)]);
-    return { queue: name, state, total, jobs: jobs.filter(Boolean).map((j) => viewJob(name, j, state)) };
+    const [found, total] = await Promise.all([q.getJobs([state as JobType], start, end, state !== 'completed' && state !== 'failed'), q.getJobCountByTypes(state as JobType)]);
+    const jobs = found.filter(Boolean);
+    const views = jobs.map((j) => viewJob(name, j, state));
+    if (state === 'delayed') await this.addDueTimes(q, views);
+    return { queue: name, state, total, jobs: views };
   }
 
   async get(name: string, id: string): Promise<JobView> {
     const q = this.queueOr404(name);
     const job = await this.jobOr404(q, id);
-    return viewJob(name, job, await job.getState());
+    const view = viewJob(name, job, await job.getState());
+    if (view.state === 'delayed') await this.addDueTimes(q, [view]);
+    return view;
   }
 
-  /** Retries a failed (or completed) job. */
-  async retry(name: string, id: string): Promise<JobView> {
+  /** delayUntil of delayed jobs, from the delayed set (right for moved and retried jobs too). */
+  private async addDueTimes(q: Queue, views: JobView[]): Promise<void> {
+    const due = await delayedDueAt(this.deps.redis, q, views.map((v) => v.id));
+    views.forEach((v, i) => {
+      const at = due[i];
+      if (at !== null && at !== undefined) v.delayUntil = iso(at)!;
+    });
+  }
+
+  /** Stops (or lets again) every worker of the queue take jobs; jobs keep their places. */
+  async setPaused(name: string, paused: boolean): Promise<{ queue: string; paused: boolean }> {
+    const q = this.queueOr404(name);
+    if (paused) await q.pause();
+    else await q.resume();
+    return { queue: name, paused: await q.isPaused() };
+  }
+
+  /**
+   * A job added by an operator, its data checked against the queue's payload schema (400 naming
+   * the field). A queue whose jobs belong to a chain refuses (409): a hand-made job would be a
+   * second pending crawl or refresh; its domain's route schedules one the right way.
+   */
+  async add(name: string, input: { name?: string | undefined; data: unknown; delay?: number | undefined; priority?: number | undefined }): Promise<JobView> {
+    this.queueOr404(name);
+    const def = findQueue(name)!;
+    if (def.manualAdd && 'refused' in def.manualAdd) throw new HttpError(409, 'chained_queue', `jobs of "${name}" belong to a chain: ${def.manualAdd.refused}`, 'name');
+    const key = (Object.keys(queueDefinitions) as QueueKey[]).find((k) => queueDefinitions[k].name === name)!;
+    const parsed = def.payload.safeParse(input.data);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new HttpError(400, 'invalid_payload', issue.message, ['data', ...issue.path.map(String)].join('.'));
+    }
+    const job = await this.queues.add(key, input.name ?? name, parsed.data as never, {
+      ...(input.delay ? { delay: input.delay } : {}),
+      ...(input.priority ? { priority: input.priority } : {}),
+    });
+    return viewJob(name, job, input.delay ? 'delayed' : input.priority ? 'prioritized' : 'waiting');
+  }
+
+  /** Retries a failed (or completed) job; answers where it is now (no stack trace, no data). */
+  async retry(name: string, id: string): Promise<{ id: string; queue: string; name: string; state: string; attemptsMade: number; attempts: number }> {
     const q = this.queueOr404(name);
     const job = await this.jobOr404(q, id);
     const state = await job.getState();
     if (state !== 'failed' && state !== 'completed') {
       throw new HttpError(409, 'not_retryable', `job "${id}" is ${state}; only failed or completed jobs can be retried`, 'id');
     }
-    await job.retry(state);
-    return viewJob(name, job, 'waiting');
+    const handler = state === 'failed' ? this.deps.replay?.get(name) : undefined;
+    if (handler) await handler(job);
+    else await job.retry(state, REPLAY);
+    const now = (await findJob(q, id)) ?? job;
+    return { id, queue: name, name: now.name, state: await now.getState(), attemptsMade: now.attemptsMade, attempts: now.opts.attempts ?? 1 };
   }
 
   async remove(name: string, id: string): Promise<void> {
@@ -133,26 +243,95 @@ export class JobInspector {
     await job.remove();
   }
 
+  /** Replays every failed job of a queue (the dead-job console's replay, for one queue). */
   async retryFailed(name: string): Promise<{ queue: string; retried: number }> {
-    const q = this.queueOr404(name);
-    const retried = await q.getFailedCount();
-    await q.retryJobs({ state: 'failed', count: 1000 });
+    this.queueOr404(name);
+    const { retried } = await this.replayDead({ queue: name });
     return { queue: name, retried };
   }
 
-  /** Failed jobs of every queue, newest first. */
-  async deadJobs(limit: number): Promise<{ total: number; jobs: JobView[] }> {
-    const perQueue = await Promise.all(
-      this.queues.all().map(async (q) => {
-        const [jobs, total] = await Promise.all([q.getJobs(['failed'], 0, limit - 1, false), q.getFailedCount()]);
-        return { total, jobs: jobs.filter(Boolean).map((j) => viewJob(q.name, j, 'failed')) };
-      }),
-    );
-    const jobs = perQueue
-      .flatMap((p) => p.jobs)
-      .sort((a, b) => (b.finishedAt ?? b.createdAt).localeCompare(a.finishedAt ?? a.createdAt))
-      .slice(0, limit);
-    return { total: perQueue.reduce((n, p) => n + p.total, 0), jobs };
+  /**
+   * The dead-job console: failed jobs of every queue (or of `filter.queue`), newest first, those
+   * whose id, name or failure reason contains `filter.q`, from `offset`; `total` counts every
+   * match. Without `q` only the newest `offset + limit` of each failed set are read; with it every
+   * failed job's name and reason are read, in pipelined batches.
+   */
+  async deadJobs(filter: DeadJobFilter, offset: number, limit: number): Promise<{ total: number; offset: number; limit: number; jobs: DeadJobEntry[] }> {
+    const { total, matches } = await this.matchDead(filter, filter.q ? Infinity : offset + limit);
+    const page = matches.slice(offset, offset + limit);
+    const jobs = await Promise.all(page.map(async (m) => ({ m, job: await findJob(m.queue, m.id) })));
+    return { total, offset, limit, jobs: jobs.flatMap(({ m, job }) => (job ? [deadEntry(m.queue.name, job)] : [])) };
+  }
+
+  /** Replays every dead job the filter matches; jobs gone or moved meanwhile are skipped. */
+  async replayDead(filter: DeadJobFilter): Promise<{ retried: number; skipped: number }> {
+    let retried = 0;
+    let skipped = 0;
+    for (const m of (await this.matchDead(filter, Infinity)).matches) {
+      const job = await findJob(m.queue, m.id);
+      try {
+        if (!job || (await job.getState()) !== 'failed') throw new Error('no longer failed');
+        const handler = this.deps.replay?.get(m.queue.name);
+        if (handler) await handler(job);
+        else await job.retry('failed', REPLAY);
+        retried++;
+      } catch {
+        skipped++;
+      }
+    }
+    return { retried, skipped };
+  }
+
+  /** Removes every dead job the filter matches. */
+  async removeDead(filter: DeadJobFilter): Promise<{ removed: number; skipped: number }> {
+    let removed = 0;
+    let skipped = 0;
+    for (const m of (await this.matchDead(filter, Infinity)).matches) {
+      const job = await findJob(m.queue, m.id);
+      try {
+        if (!job || (await job.getState()) !== 'failed') throw new Error('no longer failed');
+        await job.remove();
+        removed++;
+      } catch {
+        skipped++;
+      }
+    }
+    return { removed, skipped };
+  }
+
+  /** Matching dead jobs, newest first (at most `take` when there is no text to search). */
+  private async matchDead(filter: DeadJobFilter, take: number): Promise<{ total: number; matches: { queue: Queue; id: string; failedAt: number }[] }> {
+    if (filter.queue !== undefined && !this.queues.byName(filter.queue)) throw new HttpError(400, 'unknown_queue', `no queue named "${filter.queue}"`, 'queue');
+    const qs = filter.queue !== undefined ? [this.queues.byName(filter.queue)!] : this.queues.all();
+    const needle = filter.q?.toLowerCase();
+    const redis = this.deps.redis;
+    let total = 0;
+    const matches: { queue: Queue; id: string; failedAt: number }[] = [];
+    for (const q of qs) {
+      const failedKey = q.keys.failed!;
+      const stop = Number.isFinite(take) ? take - 1 : -1;
+      const [flat, count] = await Promise.all([redis.zrevrange(failedKey, 0, stop, 'WITHSCORES'), redis.zcard(failedKey)]);
+      const entries: { id: string; failedAt: number }[] = [];
+      for (let k = 0; k < flat.length; k += 2) entries.push({ id: flat[k]!, failedAt: Number(flat[k + 1]) });
+      if (!needle) {
+        total += count;
+        for (const e of entries) matches.push({ queue: q, ...e });
+        continue;
+      }
+      for (let k = 0; k < entries.length; k += SCAN_BATCH) {
+        const batch = entries.slice(k, k + SCAN_BATCH);
+        const fields = await Promise.all(batch.map((e) => redis.hmget(q.toKey(e.id), 'name', 'failedReason')));
+        batch.forEach((e, n) => {
+          const [name, reason] = fields[n]!;
+          if ([e.id, name ?? '', reason ?? ''].some((text) => text.toLowerCase().includes(needle))) {
+            total++;
+            matches.push({ queue: q, ...e });
+          }
+        });
+      }
+    }
+    matches.sort((a, b) => b.failedAt - a.failedAt);
+    return { total, matches: Number.isFinite(take) ? matches.slice(0, take) : matches };
   }
 
   /**

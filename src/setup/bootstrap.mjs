@@ -5,8 +5,8 @@
 //   node src/setup/bootstrap.mjs setup   → only the set-up (CI runs it before lint/typecheck)
 //
 // Plain JavaScript with no dependencies: it runs before node_modules exists.
-// Set-up: system packages (redis-server, postgresql, chromium) via apt-get on Debian/Ubuntu as
-// root, else a one-line instruction; npm ci when node_modules is missing or
+// Set-up: system packages (redis-server, postgresql, chromium; for tests also prometheus, for
+// promtool) via apt-get on Debian/Ubuntu as root, else a one-line instruction; npm ci when node_modules is missing or
 // older than the lockfile; prisma generate (offline) when the schema changed.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -60,6 +60,7 @@ function ensureSystemPackages(needs) {
   // Debian's package starts a system redis-server on 6379; the platform runs its own.
   if (names.includes('redis-server')) spawnSync('sh', ['-c', 'service redis-server stop >/dev/null 2>&1 || true']);
   if (names.includes('postgresql')) spawnSync('sh', ['-c', 'service postgresql stop >/dev/null 2>&1 || true']);
+  if (names.includes('prometheus')) spawnSync('sh', ['-c', 'service prometheus stop >/dev/null 2>&1 || true']);
 }
 
 function ensureNodeModules() {
@@ -96,6 +97,8 @@ function setup(forTests) {
   ];
   if (forTests || (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES)) needs.push({ pkg: 'redis-server', present: () => has(process.env.REDIS_SERVER_BIN || 'redis-server') });
   if (forTests || !process.env.DATABASE_URL) needs.push({ pkg: 'postgresql', present: postgresInstalled });
+  // promtool checks and unit-tests the Prometheus alert rules (dashboards/prometheus).
+  if (forTests) needs.push({ pkg: 'prometheus', present: () => has('promtool') });
   ensureSystemPackages(needs);
   ensureNodeModules();
   prismaGenerate();

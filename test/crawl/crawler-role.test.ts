@@ -138,7 +138,8 @@ describe('crawler role', () => {
   });
 
   it('delays a blocked crawl and tries it again later, without spending an attempt', async () => {
-    const delayedBefore = await counter('wp_jobs_failed_total', { queue: 'crawl', outcome: 'delayed' });
+    const delayedBefore = await counter('wp_jobs_delayed_total', { queue: 'crawl', reason: 'blocked' });
+    const failedBefore = await counter('wp_jobs_failed_total', { queue: 'crawl', outcome: 'retry' });
     await setRules([{ mode: 'forbidden', match: { keyword: 'blocked-twice' }, times: 2 }]);
     const { job, task } = await enqueue('blocked-twice', 1, 1);
     const done = await finished(job);
@@ -147,7 +148,9 @@ describe('crawler role', () => {
     expect(done.attemptsMade).toBe(1); // BullMQ counts the attempt that completed; the blocked ones did not count
     expect(done.returnvalue).toMatchObject({ items: 240, pagesCrawled: 2, errors: 0 });
     expect((await resultOf(task.taskId)).errors).toEqual([]);
-    expect((await counter('wp_jobs_failed_total', { queue: 'crawl', outcome: 'delayed' })) - delayedBefore).toBe(2);
+    // Waiting is not failing: both waits are counted as delays, none as a failure.
+    expect((await counter('wp_jobs_delayed_total', { queue: 'crawl', reason: 'blocked' })) - delayedBefore).toBe(2);
+    expect((await counter('wp_jobs_failed_total', { queue: 'crawl', outcome: 'retry' })) - failedBefore).toBe(0);
     const modes = (await requests()).search.filter((r) => r.keyword === 'blocked-twice').map((r) => r.mode);
     expect(modes).toEqual(['forbidden', 'forbidden', 'normal', 'normal']);
   });

@@ -173,6 +173,10 @@ describe('npm start, a second terminal attached to it, stops and restarts', () =
     // Every role runs: /metrics exports each domain metric the Grafana dashboard plots.
     const text = (await api.get('/metrics')).body as string;
     expect(DASHBOARD_DOMAIN_METRICS.filter((name) => !text.includes(`# TYPE ${name} `))).toEqual([]);
+    // And every metric the Prometheus alert rules watch.
+    const ruleMetrics = new Set([...readFileSync(new URL('../../dashboards/prometheus/alert-rules.yml', import.meta.url), 'utf8').matchAll(/\bwp_[a-z0-9_]+/g)].map(([m]) => m.replace(/_(bucket|sum|count)$/, '')));
+    expect(ruleMetrics.size).toBeGreaterThan(10);
+    expect([...ruleMetrics].filter((name) => !text.includes(`# TYPE ${name} `))).toEqual([]);
     expect(await owner.stop()).toMatchObject({ code: 0, clean: true });
   }, 180_000);
 

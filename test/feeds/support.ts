@@ -36,7 +36,7 @@ export function pendingJobsOfFeed(queue: Queue, feedId: number) {
   return jobsOfFeed(queue, feedId, ['delayed', 'waiting', 'prioritized']);
 }
 
-/** When a delayed job is due, read from BullMQ's delayed set (score = dueAt * 4096 + n). */
+/** When a delayed job is due, read from BullMQ's delayed set (score = dueAt * 4096 + n; see src/queues/delayed-due.ts). */
 export async function delayedDueAt(redis: RedisClient, queue: Queue, jobId: string): Promise<number | null> {
   const score = await redis.zscore(queue.keys.delayed!, jobId);
   return score === null ? null : Math.floor(Number(score) / 4096);

@@ -98,7 +98,8 @@ describe('worker factory and queue registry', () => {
     expect(text).toMatch(/wp_jobs_completed_total\{queue="maintenance"\} [1-9]/);
     expect(text).toMatch(/wp_jobs_failed_total\{queue="maintenance",outcome="dead"\} [1-9]/);
     expect(text).toMatch(/wp_jobs_failed_total\{queue="maintenance",outcome="retry"\} [1-9]/);
-    expect(text).toMatch(/wp_jobs_failed_total\{queue="maintenance",outcome="delayed"\} [1-9]/);
+    expect(text).not.toMatch(/wp_jobs_failed_total\{queue="maintenance",outcome="delayed"\}/);
+    expect(text).toMatch(/wp_jobs_delayed_total\{queue="maintenance",reason="blocked"\} [1-9]/);
     expect(text).toMatch(/wp_job_duration_seconds_count\{queue="maintenance"\} [1-9]/);
   });
 

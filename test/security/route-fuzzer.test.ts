@@ -124,8 +124,10 @@ function urlMutations(schema: Schema): { label: string; raw: string }[] {
     { label: 'NUL', raw: 'a%00b' },
     { label: 'invalid UTF-8 (a lone surrogate)', raw: '%ED%A0%80' },
     { label: 'huge', raw: HUGE_URL_PART },
-    { label: 'not matching anything', raw: 'not%20valid%20%7B%7D' },
   ];
+  // Free text (a search string) has nothing to mismatch; any other field has a shape to break.
+  const freeText = schema.type === 'string' && !schema.pattern && !schema.enum && !schema.format && schema['x-integer-minimum'] === undefined;
+  if (!freeText) out.push({ label: 'not matching anything', raw: 'not%20valid%20%7B%7D' });
   if (schema['x-integer-minimum'] !== undefined || schema.pattern?.includes('\\d')) {
     out.push(
       { label: 'exponent', raw: '1e3' },

@@ -15,7 +15,22 @@ const listQuery = z.strictObject({
   end: decimalInt(0, INDEX_MAX).default(49),
 }).refine((q) => q.end >= q.start, { message: 'end must not be before start', path: ['end'] })
   .refine((q) => q.end - q.start < 1000, { message: 'at most 1000 jobs per page', path: ['end'] });
-const deadQuery = z.strictObject({ limit: decimalInt(1, 1000).default(100) });
+const deadFilter = {
+  queue: queueName.optional(),
+  q: z.string().min(1).max(200).optional(),
+};
+const deadQuery = z.strictObject({ ...deadFilter, offset: decimalInt(0, INDEX_MAX).default(0), limit: decimalInt(1, 1000).default(100) });
+const deadRetryBody = z.strictObject(deadFilter);
+const deadRemoveQuery = z
+  .strictObject(deadFilter)
+  .refine((f) => f.queue !== undefined || f.q !== undefined, { message: 'give queue and/or q: removing every dead job needs one of them', path: ['queue'] });
+/** BullMQ's largest priority (2^21) and a month of delay. */
+const addBody = z.strictObject({
+  name: z.string().min(1).max(100).optional(),
+  data: z.unknown(),
+  delay: z.number().int('must be an integer').min(0).max(30 * 86_400_000).optional(),
+  priority: z.number().int('must be an integer').min(0).max(2_097_152).optional(),
+});
 const taskParams = z.object({ task_id: jobId });
 
 /**
@@ -23,7 +38,7 @@ const taskParams = z.object({ task_id: jobId });
  * refreshes of its own feeds (any other task answers 404 as if it did not exist).
  */
 export function jobRoutes(ctx: PlatformContext): AnyRoute[] {
-  const inspector = new JobInspector(ctx.queues);
+  const inspector = new JobInspector({ queues: ctx.queues, redis: ctx.redis });
   const ownsFeed = async (userId: number, feedId: unknown) =>
     typeof feedId === 'number' && (await ctx.db.prisma.feed.count({ where: { id: feedId, userId } })) > 0;
   return [
@@ -39,13 +54,32 @@ export function jobRoutes(ctx: PlatformContext): AnyRoute[] {
       handler: async ({ params, query }) => ({ body: await inspector.list(params.name, query.state, query.start, query.end) }),
     }),
     defineRoute({
+      method: 'post', path: '/api/queues/:name/jobs', tag: 'jobs', access: 'admin',
+      summary: 'Add a job by hand: data checked against the queue\'s payload schema; queues whose jobs form a chain (crawl, crawl-result, feed-refresh) answer 409 naming the route to use.',
+      params: queueParams, body: addBody,
+      responses: { 201: { description: 'the job' }, 400: { description: 'data does not fit the payload schema (field data.<path>)' }, 404: { description: 'unknown queue' }, 409: { description: 'a chained queue' } },
+      handler: async ({ params, body }) => ({ status: 201, body: await inspector.add(params.name, body as { name?: string; data: unknown; delay?: number; priority?: number }) }),
+    }),
+    defineRoute({
+      method: 'post', path: '/api/queues/:name/pause', tag: 'jobs', access: 'admin', summary: 'Pause a queue: no worker takes its jobs until it is resumed (running jobs finish).',
+      params: queueParams,
+      responses: { 200: { description: '{queue, paused}' }, 404: { description: 'unknown queue' } },
+      handler: async ({ params }) => ({ body: await inspector.setPaused(params.name, true) }),
+    }),
+    defineRoute({
+      method: 'post', path: '/api/queues/:name/resume', tag: 'jobs', access: 'admin', summary: 'Resume a paused queue.',
+      params: queueParams,
+      responses: { 200: { description: '{queue, paused}' }, 404: { description: 'unknown queue' } },
+      handler: async ({ params }) => ({ body: await inspector.setPaused(params.name, false) }),
+    }),
+    defineRoute({
       method: 'get', path: '/api/queues/:name/jobs/:id', tag: 'jobs', access: 'admin', summary: 'One job with its state, data, result or failure.',
       params: jobParams,
       responses: { 200: { description: 'job' }, 404: { description: 'unknown queue or job (an id naming one of BullMQ\'s own keys is no job)' } },
       handler: async ({ params }) => ({ body: await inspector.get(params.name, params.id) }),
     }),
     defineRoute({
-      method: 'post', path: '/api/queues/:name/jobs/:id/retry', tag: 'jobs', access: 'admin', summary: 'Retry a failed (or completed) job.',
+      method: 'post', path: '/api/queues/:name/jobs/:id/retry', tag: 'jobs', access: 'admin', summary: 'Retry a failed (or completed) job, with its full attempts; a crawl or feed refresh takes its place in its chain.',
       params: jobParams,
       responses: { 200: { description: 'job queued again' }, 404: { description: 'unknown queue or job' }, 409: { description: 'job not failed or completed' } },
       handler: async ({ params }) => ({ body: await inspector.retry(params.name, params.id) }),
@@ -60,16 +94,29 @@ export function jobRoutes(ctx: PlatformContext): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'post', path: '/api/queues/:name/retry-failed', tag: 'jobs', access: 'admin', summary: 'Retry every failed job of a queue.',
+      method: 'post', path: '/api/queues/:name/retry-failed', tag: 'jobs', access: 'admin', summary: 'Retry every failed job of a queue (as POST /api/dead-jobs/retry {queue}).',
       params: queueParams,
       responses: { 200: { description: 'retried' }, 404: { description: 'unknown queue' } },
       handler: async ({ params }) => ({ body: await inspector.retryFailed(params.name) }),
     }),
     defineRoute({
-      method: 'get', path: '/api/dead-jobs', tag: 'jobs', access: 'admin', summary: 'Failed jobs of every queue, newest first, with reason, stack, attempts and data.',
+      method: 'get', path: '/api/dead-jobs', tag: 'jobs', access: 'admin',
+      summary: 'The dead-job console: failed jobs of every queue (or of `queue`), newest first, whose id, name or reason contains `q`, from `offset`; compact entries (the single-job view has the stack trace) and the total of matches.',
       query: deadQuery,
-      responses: { 200: { description: 'dead jobs' } },
-      handler: async ({ query }) => ({ body: await inspector.deadJobs(query.limit) }),
+      responses: { 200: { description: '{total, offset, limit, jobs}' }, 400: { description: 'unknown queue (field queue), bad offset or limit' } },
+      handler: async ({ query }) => ({ body: await inspector.deadJobs(query, query.offset, query.limit) }),
+    }),
+    defineRoute({
+      method: 'post', path: '/api/dead-jobs/retry', tag: 'jobs', access: 'admin', summary: 'Replay every dead job matching the filter (queue, q): full attempts again, chains kept.',
+      body: deadRetryBody,
+      responses: { 200: { description: '{retried, skipped}' }, 400: { description: 'unknown queue (field queue)' } },
+      handler: async ({ body }) => ({ body: await inspector.replayDead(body) }),
+    }),
+    defineRoute({
+      method: 'delete', path: '/api/dead-jobs', tag: 'jobs', access: 'admin', summary: 'Remove every dead job matching the filter (queue and/or q required).',
+      query: deadRemoveQuery,
+      responses: { 200: { description: '{removed, skipped}' }, 400: { description: 'no filter, or an unknown queue (field queue)' } },
+      handler: async ({ query }) => ({ body: await inspector.removeDead(query) }),
     }),
     defineRoute({
       method: 'get', path: '/api/tasks/:task_id', tag: 'jobs', access: 'user',
