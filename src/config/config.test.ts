@@ -1,8 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, assertProductionSafe, listSettings, loadConfig, renderEnvExample } from './index.js';
+import { ConfigError, assertProductionSafe, listSettings, loadConfig, renderConfigDoc, renderEnvExample } from './index.js';
 
 describe('config', () => {
+  it('docs/configuration.md documents every setting, as generated from the schema', () => {
+    const committed = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    expect(committed).toBe(renderConfigDoc());
+    for (const s of listSettings()) expect(committed).toContain(`| \`${s.env}\` |`);
+  });
+
   it('.env.example lists every setting with its default, as generated from the schema', () => {
     const committed = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
     expect(committed).toBe(renderEnvExample());

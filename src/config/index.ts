@@ -124,6 +124,30 @@ export function listSettings(): { group: string; key: string; env: string; examp
   );
 }
 
+/** The text of `docs/configuration.md`, generated from the schema (`npm run config:example`). */
+export function renderConfigDoc(): string {
+  const cell = (v: string) => v.replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const lines = [
+    '# Configuration',
+    '',
+    'Every setting is an environment variable (or a line in `.env`, which `npm start` and every',
+    'process read from the working directory; real environment variables win). This page and',
+    '[`.env.example`](../.env.example) are generated from the one typed schema in `src/config/`',
+    '(`npm run config:example`); a test keeps all three in step. An invalid value stops the process',
+    'with a message naming the variable; secrets are never logged (they show as `<hidden>`).',
+  ];
+  let lastGroup = '';
+  for (const s of listSettings()) {
+    if (s.group !== lastGroup) {
+      lines.push('', `## ${s.group}`, '', '| variable | default | what |', '|---|---|---|');
+      lastGroup = s.group;
+    }
+    const shown = s.example === undefined ? 'unset' : s.secret ? `\`${cell(s.example)}\` (example; set your own)` : s.example === '' ? 'empty' : `\`${cell(s.example)}\``;
+    lines.push(`| \`${s.env}\` | ${shown} | ${cell(s.doc)} |`);
+  }
+  return lines.join('\n') + '\n';
+}
+
 /** The text of `.env.example`, generated from the schema (`npm run config:example`). */
 export function renderEnvExample(): string {
   const lines = [

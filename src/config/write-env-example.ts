@@ -1,6 +1,7 @@
-/** `npm run config:example`: regenerates .env.example from the config schema. */
+/** `npm run config:example`: regenerates .env.example and docs/configuration.md from the config schema. */
 import { writeFileSync } from 'node:fs';
-import { renderEnvExample } from './index.js';
+import { renderConfigDoc, renderEnvExample } from './index.js';
 
 writeFileSync(new URL('../../.env.example', import.meta.url), renderEnvExample());
-console.log('.env.example written');
+writeFileSync(new URL('../../docs/configuration.md', import.meta.url), renderConfigDoc());
+console.log('.env.example and docs/configuration.md written');
