@@ -24,8 +24,8 @@ export function weakSecretReason(secret: string): string | undefined {
   // over 300,000 draws; the thresholds must never refuse `openssl rand -hex 32`.
   const distinct = new Set(secret).size;
   if (distinct < 10 || bitsPerChar(secret) < 3.0) return 'does not look random (generate one: openssl rand -base64 48)';
-  // A unit of 2 to 8 characters four times in a row, one character eight times, or any 8 characters
-  // twice (random hex does any of these with a chance below 10^-6 per secret).
-  if (/(.{2,8})\1{3,}|(.)\2{7,}|(.{8,}).*\3/.test(secret)) return 'does not look random: it repeats itself (generate one: openssl rand -base64 48)';
+  // A unit of 2 to 8 characters five times in a row, one character ten times, or any 10 characters
+  // twice (random hex does any of these with a chance of about 10^-8 per secret).
+  if (/(.{2,8})\1{4,}|(.)\2{9,}|(.{10,}).*\3/.test(secret)) return 'does not look random: it repeats itself (generate one: openssl rand -base64 48)';
   return undefined;
 }
