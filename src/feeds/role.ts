@@ -1,12 +1,12 @@
 /**
- * The feeds worker role: the `feed-refresh` worker, and (while this instance is leader) the
- * reconciler that gives every feed back its one periodic chain if Redis lost it.
+ * The feeds worker role: the `feed-refresh` worker. The reconciliation that gives every feed back
+ * its one periodic chain if Redis lost it is a maintenance task (maintenance-tasks.ts).
  *
  * Feed requests go out through one dispatcher holding the outbound policy (OUTBOUND_ALLOW).
  *
- * Stop order: the reconciler, then the worker (no new jobs; active refreshes finish within
- * WORKER_SHUTDOWN_GRACE_MS or are handed back as stalled; their lock is theirs to take again),
- * then the dispatcher's idle connections.
+ * Stop order: the worker (no new jobs; active refreshes finish within WORKER_SHUTDOWN_GRACE_MS
+ * or are handed back as stalled; their lock is theirs to take again), then the dispatcher's idle
+ * connections.
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createOutboundDispatcher } from '../net/outbound-dispatcher.js';
@@ -14,12 +14,10 @@ import { OutboundPolicy } from '../net/outbound-policy.js';
 import { createWorker } from '../queues/create-worker.js';
 import { FEED_BACKOFF } from './feed-scheduler.js';
 import { createFeedServices } from './feed-services.js';
-import { reconcileChains } from './reconcile-chains.js';
 import { createRefreshProcessor, FeedRetryError } from './refresh-feed.js';
 
 export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> {
   const settings = ctx.config.feeds;
-  const logger = ctx.logger.child({ role: 'feeds' });
   const { store, lock, gate, scheduler } = createFeedServices(ctx);
   const metrics = {
     refreshes: ctx.metrics.counter('wp_feed_refreshes_total', 'Feed refreshes by outcome (refreshed, not_modified, skipped_*, failed_<class>).', ['outcome']),
@@ -46,42 +44,12 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
     },
   });
 
-  let stopReconciler: (() => Promise<void>) | undefined;
-  let stopped = false;
-  ctx.leadership.whileLeader('feeds-reconcile', async () => {
-    if (stopped) return async () => undefined;
-    let running: Promise<void> = Promise.resolve();
-    let busy = false;
-    const run = () => {
-      if (busy) return;
-      busy = true;
-      running = reconcileChains({ prisma: ctx.db.prisma, scheduler, logger }).then(
-        () => undefined,
-        (err: Error) => logger.warn({ err: err.message }, 'feed chain reconciliation failed; next round will retry'),
-      ).finally(() => {
-        busy = false;
-      });
-    };
-    run();
-    const timer = settings.reconcileIntervalSeconds > 0 ? setInterval(run, settings.reconcileIntervalSeconds * 1000) : undefined;
-    timer?.unref();
-    let stopping: Promise<void> | undefined;
-    stopReconciler = () =>
-      (stopping ??= (async () => {
-        clearInterval(timer);
-        await running;
-      })());
-    return stopReconciler;
-  });
-
   let stopping: Promise<void> | undefined;
   return {
     name: 'feeds',
     queues: [worker.queueName],
     stop: () =>
       (stopping ??= (async () => {
-        stopped = true;
-        await stopReconciler?.();
         await worker.close();
         await dispatcher.close();
       })()),

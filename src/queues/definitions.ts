@@ -4,7 +4,7 @@
  */
 import type { JobsOptions } from 'bullmq';
 import type { z } from 'zod';
-import { crawlJobPayload, crawlResultPayload } from './payloads/crawl.js';
+import { crawlJobPayload, crawlResultJobPayload } from './payloads/crawl.js';
 import { feedRefreshPayload } from './payloads/feeds.js';
 import { maintenancePayload } from './payloads/maintenance.js';
 import { messagePersistPayload } from './payloads/messages.js';
@@ -35,8 +35,8 @@ export const queues = {
   }),
   crawlResult: defineQueue({
     name: 'crawl-result',
-    description: 'Result pipeline of one crawl: state machine, snapshots, hourly stats, alerts, next crawl.',
-    payload: crawlResultPayload,
+    description: 'Result pipeline of one crawl (the parent of the crawl in its flow): state machine, snapshots, hourly stats, alerts, next crawl.',
+    payload: crawlResultJobPayload,
   }),
   poolRefill: defineQueue({
     name: 'pool-refill',
@@ -55,7 +55,7 @@ export const queues = {
   }),
   maintenance: defineQueue({
     name: 'maintenance',
-    description: 'Periodic housekeeping (run by the leader).',
+    description: 'Periodic platform work: one job scheduler per task, run by the leader (reconciliations, shared config, registry and retention trims).',
     payload: maintenancePayload,
   }),
 } as const;

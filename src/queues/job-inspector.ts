@@ -6,6 +6,24 @@ import type { Job, JobType, Queue } from 'bullmq';
 import { HttpError } from '../errors.js';
 import type { QueueRegistry } from './registry.js';
 
+/** Log lines of a task shown by GET /api/tasks/:id (the newest ones). */
+export const TASK_LOG_LINES = 20;
+
+export interface TaskView {
+  task_id: string;
+  queue: string;
+  state: string;
+  result?: unknown;
+  failedReason?: string;
+  attemptsMade: number;
+  /** The processor's last progress report (0 when none). */
+  progress: unknown;
+  /** The newest log lines, oldest first. */
+  logs: string[];
+  /** Log lines kept for the job (all of them: Bull Board shows them in its Logs tab). */
+  logCount: number;
+}
+
 export const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'waiting-children'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
@@ -130,8 +148,13 @@ export class JobInspector {
     return { total: perQueue.reduce((n, p) => n + p.total, 0), jobs };
   }
 
-  /** A task by id, looked up in every queue. */
-  async task(id: string): Promise<{ task_id: string; queue: string; state: string; result?: unknown; failedReason?: string; attemptsMade: number }> {
+  /**
+   * A task by id, looked up in every queue: its state, result or failure, attempts, its progress
+   * (what the processor reported last, e.g. a crawl's pages and items) and its last
+   * TASK_LOG_LINES log lines, oldest first (`logCount` says how many it wrote, up to the
+   * KEEP_LOG_LINES kept).
+   */
+  async task(id: string): Promise<TaskView> {
     for (const q of this.queues.all()) {
       let job = await q.getJob(id);
       if (!job) continue;
@@ -139,6 +162,7 @@ export class JobInspector {
       // A job that finished between the two reads was read as it was before; once finished it
       // no longer changes, so read it again to answer its result with its final state.
       if ((state === 'completed' || state === 'failed') && !job.finishedOn) job = (await q.getJob(id)) ?? job;
+      const logs = await q.getJobLogs(id, 0, TASK_LOG_LINES - 1, false);
       return {
         task_id: id,
         queue: q.name,
@@ -146,6 +170,9 @@ export class JobInspector {
         ...(state === 'completed' ? { result: job.returnvalue } : {}),
         ...(job.failedReason ? { failedReason: job.failedReason } : {}),
         attemptsMade: job.attemptsMade,
+        progress: job.progress ?? 0,
+        logs: [...logs.logs].reverse(),
+        logCount: logs.count,
       };
     }
     throw new HttpError(404, 'unknown_task', `no task "${id}" (finished tasks are kept for JOB_KEEP_COMPLETED_SECONDS)`, 'task_id');
