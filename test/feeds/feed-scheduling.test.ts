@@ -177,7 +177,7 @@ describe('feed scheduling', () => {
     expect(await pendingJobsOfFeed(queue, feeds[1]!.id)).toEqual([]);
 
     await t.stop();
-    t = await startTestPlatform({ roles: ['feeds', 'api'], redis, db, env: ENV });
+    t = await startTestPlatform({ roles: ['cluster', 'feeds', 'api'], redis, db, env: ENV });
     queue = t.platform.ctx.queues.queue('feedRefresh');
 
     const after = await Promise.all(feeds.map((f) => expectOneChain(f.id)));
@@ -189,7 +189,7 @@ describe('feed scheduling', () => {
 
     // Another restart: still exactly one each.
     await t.stop();
-    t = await startTestPlatform({ roles: ['feeds', 'api'], redis, db, env: ENV });
+    t = await startTestPlatform({ roles: ['cluster', 'feeds', 'api'], redis, db, env: ENV });
     queue = t.platform.ctx.queues.queue('feedRefresh');
     const again = await Promise.all(feeds.map((f) => expectOneChain(f.id)));
     expect(again.map((j) => j.id)).toEqual(after.map((j) => j.id));
