@@ -14,6 +14,7 @@ import { delayUntil, dueAt } from './next-refresh.js';
 const PAGE = 500;
 
 export async function reconcileChains(deps: { prisma: PrismaClient; scheduler: FeedScheduler; logger: Logger; signal?: AbortSignal }): Promise<{ checked: number; repaired: number }> {
+  const started = performance.now();
   let cursor = 0;
   let checked = 0;
   let repaired = 0;
@@ -33,7 +34,8 @@ export async function reconcileChains(deps: { prisma: PrismaClient; scheduler: F
     checked += feeds.length;
     cursor = feeds[feeds.length - 1]!.id;
   }
-  if (repaired) deps.logger.warn({ checked, repaired }, 'feed refresh chains repaired');
-  else deps.logger.debug({ checked }, 'feed refresh chains checked');
+  const ms = Math.round(performance.now() - started);
+  if (repaired) deps.logger.warn({ checked, repaired, ms }, 'feed refresh chains repaired');
+  else deps.logger.debug({ checked, ms }, 'feed refresh chains checked');
   return { checked, repaired };
 }

@@ -92,7 +92,7 @@ export function startBackpressureLoop(deps: BackpressureDeps, term: LeaderTerm):
         const round = await applyBackpressure(deps);
         m.rounds.inc({ outcome: 'ok' });
         m.heldBack.inc(round.heldBack);
-        logger.debug(round, 'backpressure round');
+        logger.debug({ ...round, ms: Math.round(performance.now() - started) }, 'backpressure round');
       } catch (err) {
         m.rounds.inc({ outcome: 'failed' });
         throw err;
