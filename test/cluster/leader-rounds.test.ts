@@ -100,8 +100,8 @@ describe('leader-only loops after a pause past the lease', () => {
 
     a.signal('SIGSTOP');
     const pausedAt = Date.now();
-    let resumedFrom = 0;
-    let resumedAt = 0;
+    let resumedFrom: number;
+    let resumedAt: number;
     try {
       await waitFor(() => holdsAll('rounds-b'), { timeoutMs: 15_000, intervalMs: 100, message: 'the other process did not take every work over' });
       const tookOver = Date.now();
