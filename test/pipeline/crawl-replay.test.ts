@@ -32,14 +32,15 @@ describe('crawl flow failures and replays', () => {
       if (job.data.keyword.startsWith('broken-') && !healed.has(job.data.ipId)) throw new Error(`marketplace unreachable for IP ${job.data.ipId}`);
       return [onSale(`${job.data.ipId}-a`, 100)];
     });
-    // The database refuses the result of an IP listed in test_refuse (until its row is deleted),
-    // or the first `times` results of an IP listed in test_refuse_times.
-    await sql(`CREATE TABLE test_refuse (ip_id int PRIMARY KEY)`);
+    // The database refuses the results of IPs by keyword (decided by the IP row, which exists
+    // before its first crawl): `refuse-always-*` until the IP is listed in test_healed,
+    // `refuse-twice-*` its first two times (a sequence: not rolled back with the refused statement).
+    await sql(`CREATE TABLE test_healed (ip_id int PRIMARY KEY)`);
     await sql(`CREATE SEQUENCE test_refuse_seq`);
-    await sql(`CREATE TABLE test_refuse_times (ip_id int PRIMARY KEY, times int)`);
-    await sql(`CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-      IF EXISTS (SELECT 1 FROM test_refuse WHERE ip_id = NEW.ip_id) THEN RAISE EXCEPTION 'refused by a test trigger'; END IF;
-      IF EXISTS (SELECT 1 FROM test_refuse_times WHERE ip_id = NEW.ip_id AND nextval('test_refuse_seq') <= times) THEN RAISE EXCEPTION 'refused once more by a test trigger'; END IF;
+    await sql(`CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ DECLARE kw text; BEGIN
+      SELECT keyword INTO kw FROM ips WHERE id = NEW.ip_id;
+      IF kw LIKE 'refuse-always-%' AND NOT EXISTS (SELECT 1 FROM test_healed WHERE ip_id = NEW.ip_id) THEN RAISE EXCEPTION 'refused by a test trigger'; END IF;
+      IF kw LIKE 'refuse-twice-%' AND nextval('test_refuse_seq') <= 2 THEN RAISE EXCEPTION 'refused once more by a test trigger'; END IF;
       RETURN NEW; END $$`);
     await sql(`CREATE TRIGGER test_refuse BEFORE INSERT ON processed_results FOR EACH ROW EXECUTE FUNCTION test_refuse()`);
   });
@@ -53,8 +54,7 @@ describe('crawl flow failures and replays', () => {
   const resultJob = (taskId: string) => q.results.getJob(`result-${taskId}`);
 
   it('retries a failing persist on its own: the crawl ran once, its result counted once', async () => {
-    const ip = await createIp('persist-retried');
-    await sql(`INSERT INTO test_refuse_times VALUES ($1, 2)`, [ip.id]);
+    const ip = await createIp('refuse-twice-1');
     const taskId = ip.currentCrawl.taskId;
     await waitFor(async () => (await q.results.getJobState(`result-${taskId}`)) === 'completed', { message: 'result not processed' });
     const done = (await resultJob(taskId))!;
@@ -67,8 +67,7 @@ describe('crawl flow failures and replays', () => {
   });
 
   it('replays a dead result from the result its crawl left: counted once, no second crawl, one pending crawl', async () => {
-    const ip = await createIp('persist-dead');
-    await sql(`INSERT INTO test_refuse VALUES ($1)`, [ip.id]);
+    const ip = await createIp('refuse-always-1');
     const taskId = ip.currentCrawl.taskId;
     await waitFor(async () => (await q.results.getJobState(`result-${taskId}`)) === 'failed', { message: 'result did not fail for good' });
     // Failed for good: the IP was rescheduled at its interval meanwhile.
@@ -79,7 +78,7 @@ describe('crawl flow failures and replays', () => {
     expect((await q.pendingFor(ip.id)).map((j) => j.id)).toEqual([next]);
     expect(await sql('SELECT task_id FROM processed_results WHERE ip_id = $1', [ip.id])).toEqual([]);
 
-    await sql(`DELETE FROM test_refuse WHERE ip_id = $1`, [ip.id]);
+    await sql(`INSERT INTO test_healed VALUES ($1)`, [ip.id]);
     const replay = await createScheduler(t.platform.ctx).replay('crawl-result', `result-${taskId}`);
     expect(replay).toEqual({ jobId: `result-${taskId}`, status: 'retried', taskId: `result-${taskId}` });
     await waitFor(async () => (await q.results.getJobState(`result-${taskId}`)) === 'completed', { message: 'replayed result not processed' });
