@@ -6,7 +6,8 @@
  *
  * Crawler: the crawler role in this process (startPlatform: BullMQ worker, Redis, stealth,
  * resource blocking, human-like activity on each job's first page, proxy-breaker reads,
- * result enqueued to crawl-result) at CRAWLER_CONCURRENCY 1, 2 and 4, with a warmed-up browser.
+ * the crawl's flow opened and its result returned to the parent) at CRAWLER_CONCURRENCY 1, 2 and 4,
+ * with a warmed-up browser.
  * Baseline in the same run, same pages: a bare puppeteer loop (no stealth, no resource blocking,
  * no queue) with the same number of pages open at once, each page in its own window like the
  * crawler's (hidden tabs do not render), reading the list with the same in-page scripts.
@@ -179,8 +180,8 @@ async function crawlerRun(label: string, concurrency: number, pagesPerBrowser: n
     const seconds = (performance.now() - started) / 1000;
     const peak = memory.stop();
     const done = (await crawl.getCompleted()).filter((j) => j.name === 'bench');
-    const items = done.reduce((sum, j) => sum + (j.returnvalue as { items: number }).items, 0);
-    const errors = done.reduce((sum, j) => sum + (j.returnvalue as { errors: number }).errors, 0);
+    const items = done.reduce((sum, j) => sum + (j.returnvalue as { items: unknown[] }).items.length, 0);
+    const errors = done.reduce((sum, j) => sum + (j.returnvalue as { errors: unknown[] }).errors.length, 0);
     if (items !== JOBS * 2 * PAGES_PER_STATUS * ITEMS_PER_PAGE || errors) throw new Error(`${label}: ${items} items, ${errors} page errors`);
     const launches = (await platform.ctx.metrics.registry.getSingleMetric('wp_crawler_browser_launch_seconds')!.get()).values;
     const pick = (suffix: string) => launches.find((v) => (v as { metricName?: string }).metricName === `wp_crawler_browser_launch_seconds_${suffix}` && v.labels.reason === 'recycle')?.value ?? 0;

@@ -36,7 +36,7 @@ import { silentLogger } from '../src/logging/logger.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { createResultPipeline, createScheduler, type PipelineContext } from '../src/pipeline/components.js';
 import { reconcile } from '../src/pipeline/scheduling/reconcile.js';
-import { SchedulerLoop } from '../src/pipeline/scheduling/scheduler-loop.js';
+import { startBackpressureLoop } from '../src/pipeline/scheduling/backpressure-loop.js';
 import type { CrawledItem, CrawlResultPayload } from '../src/queues/payloads/crawl.js';
 import { QueueRegistry } from '../src/queues/registry.js';
 import { connectionOptions, waitForReady, type RedisClient } from '../src/redis/connection.js';
@@ -119,7 +119,8 @@ async function benchResults(label: string, env: Env): Promise<{ label: string; p
   const scheduler = createScheduler(env.ctx);
   const pipeline = createResultPipeline(env.ctx, scheduler);
   await db.pool.query('TRUNCATE ips, processed_results RESTART IDENTITY CASCADE');
-  const { rows } = await db.pool.query<{ id: number }>(`INSERT INTO ips (name, keyword, updated_at) SELECT 'IP ' || i, 'kw' || i, now() FROM generate_series(1, $1::int) i RETURNING id`, [IPS]);
+  // Crawled a minute ago: every result is compared and counted (an IP's first crawl is only recorded, first-crawl.ts).
+  const { rows } = await db.pool.query<{ id: number }>(`INSERT INTO ips (name, keyword, last_crawled_at, updated_at) SELECT 'IP ' || i, 'kw' || i, now() - interval '1 minute', now() FROM generate_series(1, $1::int) i RETURNING id`, [IPS]);
   await scheduler.scheduleMany(rows.map((r) => ({ id: r.id, keyword: `kw${r.id}`, dueAt: Date.now() + 3_600_000 })));
 
   const times: number[] = [];
@@ -211,7 +212,7 @@ async function lateness(env: Env, mode: 'plain' | 'scheduler', settings: Record<
   await redis.flushall();
   const local = await openEnv(String(env.config.redis.url), String(env.config.database.url), 4, settings);
   const due = Date.now() + 4000;
-  let loop: SchedulerLoop | undefined;
+  let stopLoop: (() => Promise<void>) | undefined;
   let queueName = 'crawl';
   if (mode === 'plain') {
     queueName = 'plain-crawl';
@@ -227,9 +228,11 @@ async function lateness(env: Env, mode: 'plain' | 'scheduler', settings: Record<
        SELECT 'IP ' || i, 'kw' || i, 3600, $2::timestamptz - interval '3600 seconds', now() FROM generate_series(1, $1::int) i`,
       [DUE_AT_ONCE, new Date(due)],
     );
+    // As the leaders do it: the start-up reconciliation (a maintenance task), and the backpressure loop.
     const scheduler = createScheduler(local.ctx);
-    loop = new SchedulerLoop({ scheduler, db: local.db, redis: local.redis, connections: local.connections, keys: local.ctx.keys, settings: local.config.pipeline, metrics: new Metrics({ defaultMetrics: false }), logger });
-    await loop.start();
+    const term = { work: 'crawl-scheduler', token: 1, signal: new AbortController().signal, isCurrent: () => true };
+    stopLoop = startBackpressureLoop({ scheduler, redis: local.redis, settings: local.config.pipeline, metrics: new Metrics({ defaultMetrics: false }), logger }, term);
+    await reconcile({ scheduler, db: local.db, redis: local.redis, logger, spreadSeconds: local.config.pipeline.spreadSeconds, leadMs: local.config.pipeline.tickMs });
   }
   const lates: number[] = [];
   let maxWaiting = 0;
@@ -245,7 +248,7 @@ async function lateness(env: Env, mode: 'plain' | 'scheduler', settings: Record<
     maxWaiting = Math.max(maxWaiting, (c.waiting ?? 0) + (c.prioritized ?? 0));
     await sleep(10);
   }
-  await loop?.stop();
+  await stopLoop?.();
   await worker.close();
   await probe.close();
   await local.close();

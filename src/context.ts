@@ -43,10 +43,8 @@ export interface Leadership {
 
 /** The platform's runtime config computed from the DB, published by the leader (src/cluster). */
 export interface SharedConfigContent {
-  /** Group ids with rows available or reserved, per pool type. */
+  /** Group ids with rows available or reserved, per pool type (the pools check reads them). */
   poolGroups: { titles: number[]; contents: number[] };
-  /** Active IPs with their crawl interval and weight, by id. */
-  ips: { id: number; keyword: string; weight: number; intervalSeconds: number }[];
 }
 
 export interface SharedConfigSnapshot {

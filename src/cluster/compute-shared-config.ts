@@ -1,7 +1,11 @@
 /**
  * Computes the shared config from the database: what every process needs and would otherwise
- * compute itself. The leader does it every CONFIG_REFRESH_INTERVAL_MS; any process does it when
- * Redis cannot be reached.
+ * compute itself (the pool groups, read by the pools check). The leader does it every
+ * CONFIG_REFRESH_INTERVAL_MS; any process does it when Redis cannot be reached.
+ *
+ * It no longer carries the active IPs with their weights: nothing read them, and they changed with
+ * almost every crawl result (the weight), so at 100,000 IPs every process would have reloaded
+ * several MB every round.
  *
  * Active pool groups: distinct group ids of `titles` / `contents` with rows available or reserved.
  * Found by a loose index scan (src/db/loose-index-scan.ts) plus one probe of the same
@@ -22,13 +26,6 @@ function liveGroupIds(prisma: PrismaClient, table: 'titles' | 'contents') {
 }
 
 export async function computeSharedConfig(prisma: PrismaClient): Promise<SharedConfigContent> {
-  const [titles, contents, ips] = await Promise.all([
-    liveGroupIds(prisma, 'titles'),
-    liveGroupIds(prisma, 'contents'),
-    prisma.ip.findMany({ where: { active: true }, select: { id: true, keyword: true, weight: true, intervalSeconds: true }, orderBy: { id: 'asc' } }),
-  ]);
-  return {
-    poolGroups: { titles: titles.map((r) => Number(r.group_id)), contents: contents.map((r) => Number(r.group_id)) },
-    ips,
-  };
+  const [titles, contents] = await Promise.all([liveGroupIds(prisma, 'titles'), liveGroupIds(prisma, 'contents')]);
+  return { poolGroups: { titles: titles.map((r) => Number(r.group_id)), contents: contents.map((r) => Number(r.group_id)) } };
 }

@@ -11,7 +11,7 @@
  * A heartbeat every INSTANCE_TTL_MS/3 rewrites the details with their TTL and the lastSeen
  * scores; readers list only instances whose details still exist, so a dead instance leaves the
  * list within the TTL. Its ids in the sorted sets are trimmed by the leader's cleanup
- * (trimRegistry, cluster role); a stopping instance removes itself at once.
+ * (trimRegistry, the leader's `instance-registry-trim` maintenance task); a stopping instance removes itself at once.
  */
 import os from 'node:os';
 import type { Logger } from '../logging/logger.js';

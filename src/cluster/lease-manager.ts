@@ -2,12 +2,12 @@
  * Leases for singleton work: the platform's Leadership (ctx.leadership).
  *
  * Design. Singleton work is registered by the roles: `ctx.leadership.whileLeader(name, start)`
- * (the pipeline role registers the crawl scheduler, the pools role its prefill, the cluster role
- * the `cluster` work). In docker compose every role is its own service, so one platform-wide
- * lease would let a leader without the pipeline role starve the scheduler. Hence one lease per
- * work name: the processes that registered a work compete for its lease, and at most one
- * instance runs each work. "The leader" of the platform (GET /api/cluster, the is-leader gauge)
- * is the holder of the `cluster` work's lease.
+ * (the pipeline role registers the crawl scheduler's backpressure loop, the cluster role the
+ * `cluster` work: the maintenance queue's schedulers and worker). In docker compose every role is
+ * its own service, so one platform-wide lease would let a leader without the pipeline role starve
+ * the scheduler. Hence one lease per work name: the processes that registered a work compete for
+ * its lease, and at most one instance runs each work. "The leader" of the platform
+ * (GET /api/cluster, the is-leader gauge) is the holder of the `cluster` work's lease.
  *
  * Lease = Redis key `<prefix>:cluster:lease:{<work>}` holding "<instance>#<token>":
  *   acquire  SET-if-free PX ttl plus INCR of a fencing token (Lua, lease-scripts.ts);

@@ -3,11 +3,7 @@ import type { SharedConfigContent } from '../context.js';
 import { canonicalContent, decodePublished, digestOf, encodeBody } from './shared-config.js';
 
 const content: SharedConfigContent = {
-  poolGroups: { titles: [7, 3, 3], contents: [] },
-  ips: [
-    { id: 9, keyword: 'b', weight: 1.5, intervalSeconds: 3600 },
-    { id: 2, keyword: 'a', weight: 1, intervalSeconds: 7200 },
-  ],
+  poolGroups: { titles: [7, 3, 3], contents: [12, 4] },
 };
 
 /** What the publish script does: prepend the version to the body. */
@@ -15,20 +11,14 @@ const publish = (version: number, body: string) => `{"version":${version},${body
 
 describe('shared config encoding', () => {
   it('puts the content in canonical order', () => {
-    expect(canonicalContent(content)).toEqual({
-      poolGroups: { titles: [3, 7], contents: [] },
-      ips: [
-        { id: 2, keyword: 'a', weight: 1, intervalSeconds: 7200 },
-        { id: 9, keyword: 'b', weight: 1.5, intervalSeconds: 3600 },
-      ],
-    });
+    expect(canonicalContent(content)).toEqual({ poolGroups: { titles: [3, 7], contents: [4, 12] } });
   });
 
   it('gives equal digests to equal configs and different ones to different configs', () => {
-    const reordered = { poolGroups: { titles: [3, 7], contents: [] }, ips: [...content.ips].reverse() };
+    const reordered = { poolGroups: { titles: [3, 7], contents: [4, 12, 4] } };
     expect(digestOf(reordered)).toBe(digestOf(content));
-    expect(digestOf({ ...content, poolGroups: { titles: [3], contents: [] } })).not.toBe(digestOf(content));
-    expect(digestOf({ ...content, ips: [{ ...content.ips[0]!, intervalSeconds: 60 }, content.ips[1]!] })).not.toBe(digestOf(content));
+    expect(digestOf({ poolGroups: { titles: [3], contents: [4, 12] } })).not.toBe(digestOf(content));
+    expect(digestOf({ poolGroups: { titles: [3, 7], contents: [4] } })).not.toBe(digestOf(content));
   });
 
   it('round-trips through the published form, digest first so the keep-alive script can find it', () => {

@@ -23,9 +23,6 @@ export function canonicalContent(content: SharedConfigContent): SharedConfigCont
   const ids = (xs: number[]) => [...new Set(xs)].sort((a, b) => a - b);
   return {
     poolGroups: { titles: ids(content.poolGroups.titles), contents: ids(content.poolGroups.contents) },
-    ips: [...content.ips]
-      .sort((a, b) => a.id - b.id)
-      .map((ip) => ({ id: ip.id, keyword: ip.keyword, weight: ip.weight, intervalSeconds: ip.intervalSeconds })),
   };
 }
 
@@ -51,7 +48,6 @@ const publishedSchema = z.object({
   generatedBy: z.string(),
   content: z.object({
     poolGroups: z.object({ titles: z.array(z.number().int()), contents: z.array(z.number().int()) }),
-    ips: z.array(z.object({ id: z.number().int(), keyword: z.string(), weight: z.number(), intervalSeconds: z.number().int() })),
   }),
 });
 

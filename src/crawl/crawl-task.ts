@@ -42,13 +42,36 @@ export interface CrawlDeps {
   metrics: CrawlMetrics;
 }
 
-export async function crawlTask(deps: CrawlDeps, task: CrawlJobPayload, logger: Logger): Promise<CrawlResultPayload> {
+/** Where a crawl stands, after each page (the job's progress). */
+export interface CrawlProgress {
+  pagesDone: number;
+  pagesPlanned: number;
+  items: number;
+  /** Pages that failed (timeout, network, unknown) in this attempt. */
+  errors: number;
+  /** Blocked pages over every attempt of the task (each one delayed the task). */
+  blocks: number;
+  proxy: string;
+}
+
+export interface CrawlReporting {
+  /** Called after each page with where the crawl stands and one line for the job's log. */
+  report?: (progress: CrawlProgress, line: string) => Promise<void>;
+  /** Blocks counted by the task's earlier attempts. */
+  blocksBefore?: number;
+}
+
+export async function crawlTask(deps: CrawlDeps, task: CrawlJobPayload, logger: Logger, reporting: CrawlReporting = {}): Promise<CrawlResultPayload> {
   const { settings, metrics } = deps;
   const watchdog = new AbortController();
   const timer = setTimeout(() => watchdog.abort(), settings.taskTimeoutMs);
   const items = new Map<string, CrawledItem>();
   const errors: CrawlPageError[] = [];
   let pagesCrawled = 0;
+  const pagesPlanned = task.pagesOnSale + task.pagesSold;
+  const blocks = reporting.blocksBefore ?? 0;
+  const report = (proxy: string, line: string, blocked = 0) =>
+    reporting.report?.({ pagesDone: pagesCrawled, pagesPlanned, items: items.size, errors: errors.length, blocks: blocks + blocked, proxy }, line);
   let firstPage = true;
   const plan: [ItemStatus, number][] = [
     ['on_sale', task.pagesOnSale],
@@ -88,6 +111,7 @@ export async function crawlTask(deps: CrawlDeps, task: CrawlJobPayload, logger: 
           metrics.pageDuration.observe({ outcome: label }, (performance.now() - started) / 1000);
           metrics.items.inc({ status }, outcome.items.length);
           logger.debug({ status, page, items: outcome.items.length, scrolls: outcome.scrolls, proxy: proxy?.label ?? 'direct' }, 'page crawled');
+          await report(proxy?.label ?? 'direct', `${status} page ${page}: ${outcome.items.length} items${outcome.noMoreResults ? ' (no more results)' : ''} in ${Math.round(performance.now() - started)} ms via ${proxy?.label ?? 'direct'}`);
           await deps.breaker.recordSuccess();
           if (outcome.noMoreResults) break;
         } catch (err) {
@@ -105,8 +129,10 @@ export async function crawlTask(deps: CrawlDeps, task: CrawlJobPayload, logger: 
           if (countsTowardsProxyBreaker(errorClass)) await deps.breaker.recordFailure();
           if (errorClass === 'blocked') {
             const retryAfter = Math.max(settings.blockedRetryDelayMs, err instanceof PageBlockedError ? (err.retryAfterMs ?? 0) : 0);
+            await report(proxy?.label ?? 'direct', `${status} page ${page} blocked (${message.slice(0, 200)}) via ${proxy?.label ?? 'direct'}; the crawl is retried in ${retryAfter} ms`, 1);
             throw new BlockedError(`${status} page ${page} blocked (${message}); retrying in ${retryAfter} ms`, retryAfter);
           }
+          await report(proxy?.label ?? 'direct', `${status} page ${page} failed (${errorClass}: ${message.slice(0, 200)}) via ${proxy?.label ?? 'direct'}; going on`);
         } finally {
           await lease.release();
         }

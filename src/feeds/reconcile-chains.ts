@@ -1,8 +1,10 @@
 /**
  * Gives every feed back its one periodic chain when Redis lost it (data loss, a job that died
- * of too many stalls, a manual deletion in Bull Board). Run by the leader at start and every
- * FEED_RECONCILE_INTERVAL_SECONDS. It never adds a second chain: FeedScheduler.ensureChain
- * creates a job only when the chain's deduplication key is missing or names a finished job.
+ * of too many stalls, a manual deletion in Bull Board). Run by the leader as the `feeds-reconcile`
+ * maintenance task (maintenance-tasks.ts), at its start and every FEED_RECONCILE_INTERVAL_SECONDS.
+ * It never adds a second chain: FeedScheduler.ensureChain creates a job only when the chain's
+ * deduplication key is missing or names a finished job. `signal` (the leader's term ended) stops
+ * it between feeds; the next run checks them all again.
  */
 import type { PrismaClient } from '../db/client.js';
 import type { Logger } from '../logging/logger.js';
@@ -11,11 +13,12 @@ import { delayUntil, dueAt } from './next-refresh.js';
 
 const PAGE = 500;
 
-export async function reconcileChains(deps: { prisma: PrismaClient; scheduler: FeedScheduler; logger: Logger }): Promise<{ checked: number; repaired: number }> {
+export async function reconcileChains(deps: { prisma: PrismaClient; scheduler: FeedScheduler; logger: Logger; signal?: AbortSignal }): Promise<{ checked: number; repaired: number }> {
+  const started = performance.now();
   let cursor = 0;
   let checked = 0;
   let repaired = 0;
-  for (;;) {
+  while (!deps.signal?.aborted) {
     const feeds = await deps.prisma.feed.findMany({
       where: { id: { gt: cursor } },
       orderBy: { id: 'asc' },
@@ -24,13 +27,15 @@ export async function reconcileChains(deps: { prisma: PrismaClient; scheduler: F
     });
     if (feeds.length === 0) break;
     for (const feed of feeds) {
+      if (deps.signal?.aborted) break;
       const now = new Date();
       if (await deps.scheduler.ensureChain(feed.id, delayUntil(dueAt(feed, now), now))) repaired++;
     }
     checked += feeds.length;
     cursor = feeds[feeds.length - 1]!.id;
   }
-  if (repaired) deps.logger.warn({ checked, repaired }, 'feed refresh chains repaired');
-  else deps.logger.debug({ checked }, 'feed refresh chains checked');
+  const ms = Math.round(performance.now() - started);
+  if (repaired) deps.logger.warn({ checked, repaired, ms }, 'feed refresh chains repaired');
+  else deps.logger.debug({ checked, ms }, 'feed refresh chains checked');
   return { checked, repaired };
 }

@@ -30,23 +30,33 @@
  * Failures (refresh-failure.ts): a retryable failure with attempts left is thrown as such and
  * BullMQ retries the same job with backoff (Retry-After, when longer, sets the delay); nothing
  * is recorded or scheduled. A permanent failure, or the last attempt, is recorded on the feed
- * (status error, errorCount + 1, lastError) and the next periodic refresh backs off.
+ * (status error, errorCount + 1, lastError) and the next periodic refresh backs off. A failure on
+ * our side rather than the feed's: the database or Redis unreachable delays the job without
+ * spending an attempt (its final failure is never decided while it could not be recorded); any
+ * other one (a bug, a refused statement) is a failure like the others on its last attempt,
+ * recorded as `internal_error` (the detail goes to the log only), so a feed's final failure
+ * always leaves an error and a next refresh.
  * The whole refresh runs under FEED_TIME_LIMIT_SECONDS; the lock outlives it (FEED_LOCK_TTL_SECONDS).
+ *
+ * Progress (Bull Board, GET /api/tasks/:id): the answer's status and size, items new and
+ * updated, 304, the next refresh; one log line per step.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Job } from 'bullmq';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config/index.js';
 import type { Feed } from '../generated/prisma/client.js';
+import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 import { BlockedError, PermanentError, RetryableError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
+import { isRedisConnectionError } from '../redis/connection.js';
 import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
 import { isFeedGone, type ArticleStore } from './article-store.js';
 import { domainOf, type DomainGate } from './domain-gate.js';
 import type { FeedLock } from './feed-lock.js';
 import type { FeedScheduler } from './feed-scheduler.js';
 import { fetchFeed, type FetchFeedResult } from './fetch-feed.js';
-import { delayUntil, nextAfterFailure, nextAfterSuccess, refreshSpacingMs } from './next-refresh.js';
+import { delayUntil, nextAfterFailure, nextAfterSuccess } from './next-refresh.js';
 import { parseFeedDocument } from './parse-feed.js';
 import { FeedRefreshError } from './refresh-failure.js';
 
@@ -122,6 +132,37 @@ async function withTimeLimit<T>(seconds: number, work: (signal: AbortSignal) => 
  * the job's place earlier, and a job active in a worker slot is not woken by it.
  */
 const HOP_TURN_POLL_MS = 250;
+
+/** How long a refresh waits while the database or Redis cannot be reached (no attempt spent). */
+const OUR_SIDE_DOWN_RETRY_MS = 5000;
+
+/** What the feed's lastError says when the refresh failed on our side (never the detail: that is logged). */
+export const INTERNAL_ERROR = 'internal_error: the refresh could not be completed on our side; it is tried again at the next refresh';
+
+/** The database or Redis cannot be reached (as opposed to the feed failing, or a bug). */
+function ourSideUnavailable(err: unknown): 'database' | 'redis' | undefined {
+  if (isDatabaseUnavailable(err)) return 'database';
+  if (isRedisConnectionError(err)) return 'redis';
+  return undefined;
+}
+
+/** Where a refresh stands (the job's progress). */
+export interface RefreshProgress {
+  step: 'fetched' | 'stored' | 'not_modified' | 'failed';
+  httpStatus?: number;
+  bytes?: number;
+  items?: number;
+  inserted?: number;
+  updated?: number;
+  notModified?: boolean;
+  nextRefreshAt?: string;
+  error?: string;
+}
+
+/** A BlockedError: the refresh waits for the database or Redis without spending an attempt. */
+function ourSideDown(what: 'database' | 'redis', err: unknown): BlockedError {
+  return new BlockedError(`${what} unavailable (${(err as Error)?.message ?? err}); the refresh waits`, OUR_SIDE_DOWN_RETRY_MS, `${what}_unavailable`, { cause: err });
+}
 
 export function createRefreshProcessor(deps: RefreshDeps) {
   const { settings, store, lock, gate, scheduler, dispatcher } = deps;
@@ -202,6 +243,12 @@ export function createRefreshProcessor(deps: RefreshDeps) {
   return async function refreshFeed(job: Job<FeedRefreshPayload, RefreshResult>, ctx: { logger: Logger }): Promise<RefreshResult> {
     const started = performance.now();
     const { feedId, trigger } = job.data;
+    // Progress is for people: a Redis hiccup while reporting must not fail the refresh.
+    let progress: RefreshProgress | undefined;
+    const report = async (next: RefreshProgress, line: string) => {
+      progress = { ...progress, ...next };
+      await Promise.all([job.updateProgress({ ...progress }), job.log(line)]).catch(() => undefined);
+    };
     const done = (r: Omit<RefreshResult, 'feedId' | 'trigger' | 'durationMs'>): RefreshResult => {
       deps.metrics?.refreshes.inc({ outcome: r.outcome === 'skipped' ? `skipped_${r.reason}` : r.outcome });
       return { feedId, trigger, ...r, durationMs: Math.round(performance.now() - started) };
@@ -265,8 +312,10 @@ export function createRefreshProcessor(deps: RefreshDeps) {
           next = nextAfterSuccess(now, current.refreshIntervalMinutes);
           if (fetched.kind === 'not_modified') {
             await store.recordNotModified(current, now, next);
+            await report({ step: 'not_modified', httpStatus: 304, notModified: true, nextRefreshAt: next.toISOString() }, `304 not modified; next refresh at ${next.toISOString()}`);
             return { outcome: 'not_modified' as const, httpStatus: 304, nextRefreshAt: next.toISOString() };
           }
+          await report({ step: 'fetched', httpStatus: fetched.status, bytes: fetched.body.byteLength, notModified: false }, `answered ${fetched.status}, ${fetched.body.byteLength} bytes`);
           const parsed = parseFeedDocument(fetched.body, fetched.contentType, fetched.finalUrl, { contentLocation: fetched.contentLocation });
           // A document may list any number of items: only the first ones are stored (more than a
           // feed keeps would be deleted by the housekeeping again).
@@ -282,6 +331,10 @@ export function createRefreshProcessor(deps: RefreshDeps) {
             inserted: counts.inserted,
           });
           deps.metrics?.articles.inc(counts.inserted + counts.updated);
+          await report(
+            { step: 'stored', items: parsed.articles.length, inserted: counts.inserted, updated: counts.updated, nextRefreshAt: next.toISOString() },
+            `${parsed.format}: ${parsed.articles.length} items, ${counts.inserted} new, ${counts.updated} updated, ${counts.unchanged} unchanged${parsed.skipped ? `, ${parsed.skipped} skipped` : ''}; next refresh at ${next.toISOString()}`,
+          );
           return {
             outcome: 'refreshed' as const,
             httpStatus: fetched.status,
@@ -297,27 +350,36 @@ export function createRefreshProcessor(deps: RefreshDeps) {
       } catch (err) {
         if (isFeedGone(err)) return done({ outcome: 'skipped', reason: 'feed_deleted' });
         const failure = err instanceof FeedRefreshError ? err : undefined;
+        const down = failure ? undefined : ourSideUnavailable(err);
+        if (down) throw ourSideDown(down, err);
         const final = failure?.permanent || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
         if (!final) {
           if (failure?.detail) ctx.logger.debug({ feedId, failure: failure.failure, detail: failure.detail, attempt: job.attemptsMade + 1 }, 'feed refresh attempt failed');
+          await report({ step: 'failed', error: failure?.summary ?? INTERNAL_ERROR }, `attempt ${job.attemptsMade + 1} failed: ${failure?.summary ?? INTERNAL_ERROR}; retried`);
           throw failure ? new FeedRetryError(failure.summary, failure.failure, failure.details.retryAfterMs) : err;
         }
-        if (failure) {
-          const failed = await store.recordFailure(feedId, failure.summary).catch((e) => {
+        // The final failure, the feed's or ours: recorded on the feed with its next refresh (backing off).
+        const summary = failure?.summary ?? INTERNAL_ERROR;
+        if (!failure) ctx.logger.error({ feedId, err: (err as Error)?.message }, 'feed refresh failed on our side; recorded as internal_error');
+        try {
+          const failed = await store.recordFailure(feedId, summary).catch((e) => {
             if (isFeedGone(e)) return null;
             throw e;
           });
           if (!failed) return done({ outcome: 'skipped', reason: 'feed_deleted' });
-          next = nextAfterFailure(new Date(), failed.refreshIntervalMinutes, failed.errorCount, settings.maxBackoffMinutes, failure.details.retryAfterMs);
+          next = nextAfterFailure(new Date(), failed.refreshIntervalMinutes, failed.errorCount, settings.maxBackoffMinutes, failure?.details.retryAfterMs);
           await store.setNextRefresh(feedId, next);
-          deps.metrics?.refreshes.inc({ outcome: `failed_${failure.failure}` });
-          ctx.logger.info({ feedId, failure: failure.failure, detail: failure.detail, errorCount: failed.errorCount, nextRefreshAt: next }, 'feed refresh failed');
-        } else {
-          // Our side failed (database, bug), not the feed: its schedule is kept as it was.
-          next = new Date(Date.now() + refreshSpacingMs(current.refreshIntervalMinutes, current.errorCount, settings.maxBackoffMinutes));
+          deps.metrics?.refreshes.inc({ outcome: `failed_${failure?.failure ?? 'internal_error'}` });
+          if (failure) ctx.logger.info({ feedId, failure: failure.failure, detail: failure.detail, errorCount: failed.errorCount, nextRefreshAt: next }, 'feed refresh failed');
+          await report({ step: 'failed', error: summary, nextRefreshAt: next.toISOString() }, `failed for good: ${summary}; next refresh at ${next.toISOString()}`);
+          await lock.release(feedId, job.id!);
+          await scheduler.schedulePeriodic(feedId, delayUntil(next, new Date()), { reschedule: true, domain });
+        } catch (recording) {
+          // Recording or scheduling needs the database and Redis: while one is down, wait for it.
+          const recordDown = ourSideUnavailable(recording);
+          if (recordDown) throw ourSideDown(recordDown, recording);
+          throw recording;
         }
-        await lock.release(feedId, job.id!);
-        await scheduler.schedulePeriodic(feedId, delayUntil(next, new Date()), { reschedule: true, domain });
         if (!failure) throw err;
         throw failure.permanent ? new PermanentError(failure.summary, failure.failure) : new RetryableError(failure.summary, failure.failure);
       }

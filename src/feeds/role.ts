@@ -1,15 +1,12 @@
 /**
- * The feeds worker role: the `feed-refresh` worker, the `feed-housekeeping` worker with its job
- * scheduler (one per cluster, whichever process upserts it: trims articles past
- * ARTICLES_KEEP_PER_FEED), and (while this instance is leader) the reconciler that gives every
- * feed back its one periodic chain if Redis lost it, and the job that sanitizes articles stored
- * by an older sanitizer (once per term, at its start).
+ * The feeds worker role: the `feed-refresh` worker. The reconciliation that gives every feed back
+ * its one periodic chain if Redis lost it is a maintenance task (maintenance-tasks.ts).
  *
  * Feed requests go out through one dispatcher holding the outbound policy (OUTBOUND_ALLOW).
  *
- * Stop order: the reconciler and the sanitizing job (it ends after its current batch), then the
- * workers (no new jobs; active refreshes finish within WORKER_SHUTDOWN_GRACE_MS or are handed back
- * as stalled; their lock is theirs to take again), then the dispatcher's idle connections.
+ * Stop order: the worker (no new jobs; active refreshes finish within WORKER_SHUTDOWN_GRACE_MS
+ * or are handed back as stalled; their lock is theirs to take again), then the dispatcher's idle
+ * connections.
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createOutboundDispatcher } from '../net/outbound-dispatcher.js';
@@ -17,16 +14,10 @@ import { OutboundPolicy } from '../net/outbound-policy.js';
 import { createWorker } from '../queues/create-worker.js';
 import { FEED_BACKOFF } from './feed-scheduler.js';
 import { createFeedServices } from './feed-services.js';
-import { reconcileChains } from './reconcile-chains.js';
-import { sanitizeStoredArticles } from './sanitize-stored-articles.js';
 import { createRefreshProcessor, FeedRetryError } from './refresh-feed.js';
-import { trimArticles } from './trim-articles.js';
-
-export const HOUSEKEEPING_SCHEDULER_ID = 'feed-housekeeping-trim-articles';
 
 export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> {
   const settings = ctx.config.feeds;
-  const logger = ctx.logger.child({ role: 'feeds' });
   const { store, lock, gate, scheduler } = createFeedServices(ctx);
   const metrics = {
     refreshes: ctx.metrics.counter('wp_feed_refreshes_total', 'Feed refreshes by outcome (refreshed, not_modified, skipped_*, failed_<class>).', ['outcome']),
@@ -53,76 +44,13 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
     },
   });
 
-  const trimmed = ctx.metrics.counter('wp_feed_articles_trimmed_total', 'Articles deleted by the housekeeping job (older than the newest ARTICLES_KEEP_PER_FEED of their feed).');
-  await ctx.queues
-    .queue('feedHousekeeping')
-    .upsertJobScheduler(
-      HOUSEKEEPING_SCHEDULER_ID,
-      { every: settings.housekeepingIntervalSeconds * 1000 },
-      { name: 'trim-articles', data: { task: 'trim-articles' }, opts: { removeOnComplete: { count: 100 }, removeOnFail: { age: 7 * 86400 } } },
-    );
-  const housekeeping = createWorker(ctx, 'feedHousekeeping', async () => {
-    const outcome = await trimArticles(ctx.db, settings.articlesKeepPerFeed);
-    trimmed.inc(outcome.deleted);
-    if (outcome.deleted) logger.info(outcome, 'articles trimmed');
-    return outcome;
-  });
-
-  let stopReconciler: (() => Promise<void>) | undefined;
-  let stopped = false;
-  ctx.leadership.whileLeader('feeds-reconcile', async () => {
-    if (stopped) return async () => undefined;
-    let running: Promise<void> = Promise.resolve();
-    let busy = false;
-    const run = () => {
-      if (busy) return;
-      busy = true;
-      running = reconcileChains({ prisma: ctx.db.prisma, scheduler, logger }).then(
-        () => undefined,
-        (err: Error) => logger.warn({ err: err.message }, 'feed chain reconciliation failed; next round will retry'),
-      ).finally(() => {
-        busy = false;
-      });
-    };
-    run();
-    const timer = settings.reconcileIntervalSeconds > 0 ? setInterval(run, settings.reconcileIntervalSeconds * 1000) : undefined;
-    timer?.unref();
-    let stopping: Promise<void> | undefined;
-    stopReconciler = () =>
-      (stopping ??= (async () => {
-        clearInterval(timer);
-        await running;
-      })());
-    return stopReconciler;
-  });
-
-  let stopSanitizer: (() => Promise<void>) | undefined;
-  ctx.leadership.whileLeader('feeds-sanitize-articles', async (term) => {
-    let stop = stopped;
-    const running = sanitizeStoredArticles({ pool: ctx.db.pool, batchSize: settings.sanitizeBatchSize, shouldContinue: () => !stop && term.isCurrent() })
-      .then(
-        ({ cleaned, finished }) => {
-          if (cleaned || !finished) logger.info({ cleaned, finished }, 'stored articles sanitized');
-        },
-        (err: Error) => logger.warn({ err: err.message }, 'sanitizing stored articles failed; the next leader term retries'),
-      );
-    stopSanitizer = async () => {
-      stop = true;
-      await running;
-    };
-    return stopSanitizer;
-  });
-
   let stopping: Promise<void> | undefined;
   return {
     name: 'feeds',
-    queues: [worker.queueName, housekeeping.queueName],
+    queues: [worker.queueName],
     stop: () =>
       (stopping ??= (async () => {
-        stopped = true;
-        await stopReconciler?.();
-        await stopSanitizer?.();
-        await Promise.all([worker.close(), housekeeping.close()]);
+        await worker.close();
         await dispatcher.close();
       })()),
   };

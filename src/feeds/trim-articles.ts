@@ -1,7 +1,7 @@
 /**
  * Keeps the newest ARTICLES_KEEP_PER_FEED articles of every feed (newest: published date, then
- * id, the order the API lists them in) and deletes the older ones; run by the `feed-housekeeping`
- * job scheduler (role.ts). Feeds are found by their article count, which refreshes raise and this
+ * id, the order the API lists them in) and deletes the older ones; run by the
+ * `feeds-trim-articles` maintenance task (maintenance-tasks.ts). Feeds are found by their article count, which refreshes raise and this
  * lowers by what it deleted (so a refresh landing meanwhile keeps its own increment). Each feed is
  * one statement, so a crash leaves every feed either trimmed or not, and the next run goes on.
  */

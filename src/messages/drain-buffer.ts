@@ -55,7 +55,8 @@ async function insertBatch(deps: DrainDeps, entries: string[], refused: { entry:
   return inserted;
 }
 
-export async function drainBuffer(deps: DrainDeps, shard: number, budgetMs: number): Promise<DrainOutcome> {
+/** `onBatch` is called after each batch written (progress). */
+export async function drainBuffer(deps: DrainDeps, shard: number, budgetMs: number, onBatch?: (outcome: DrainOutcome) => Promise<void>): Promise<DrainOutcome> {
   const token = randomUUID();
   const deadline = Date.now() + budgetMs;
   const outcome: DrainOutcome = { drained: 0, inserted: 0, busy: false, more: false };
@@ -73,6 +74,7 @@ export async function drainBuffer(deps: DrainDeps, shard: number, budgetMs: numb
       }
       if (!(await deps.buffer.remove(deps.redis, shard, token, batch.length))) return { ...outcome, busy: true };
       outcome.drained += batch.length;
+      await onBatch?.(outcome);
       if (Date.now() >= deadline) return { ...outcome, more: true };
     }
   } finally {

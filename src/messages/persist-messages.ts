@@ -20,6 +20,8 @@ import { drainBuffer, type DrainDeps } from './drain-buffer.js';
 import { isDatabaseUnavailable } from './message-store.js';
 
 export const DB_DOWN_RETRY_MS = 2000;
+/** Drain jobs kept after they complete, so their rows show in Bull Board (a busy platform runs many). */
+export const DRAIN_RETENTION = { removeOnComplete: { count: 100 } } as const;
 /** How long one job drains one buffer before it hands over to a follow-up job. */
 export const DRAIN_BUDGET_MS = 5000;
 
@@ -39,14 +41,18 @@ export function persistProcessor(deps: PersistDeps): JobProcessor<'messagePersis
       // them on NOSCRIPT), where addBulk's MULTI fails.
       const lengths = await deps.buffer.lengths(deps.redis);
       const waiting = lengths.flatMap((n, s) => (n > 0 ? [s] : []));
-      await Promise.all(waiting.map((s) => deps.queues.add('messagePersist', 'drain', { shard: s }, { removeOnComplete: true })));
+      await Promise.all(waiting.map((s) => deps.queues.add('messagePersist', 'drain', { shard: s }, DRAIN_RETENTION)));
+      if (waiting.length) await job.log(`buffers ${waiting.join(', ')} hold messages: a drain queued for each`);
       return { drained: 0, inserted: 0, triggered: waiting.length };
     }
     if (shard >= deps.shards) return { drained: 0, inserted: 0, triggered: 0 }; // a buffer of a larger MESSAGE_PERSIST_SHARDS
     try {
-      const outcome = await drainBuffer(deps, shard, DRAIN_BUDGET_MS);
+      // Progress is for people: a Redis hiccup while reporting must not fail the drain.
+      const report = (o: { drained: number; inserted: number }) => job.updateProgress({ shard, drained: o.drained, inserted: o.inserted }).catch(() => undefined);
+      const outcome = await drainBuffer(deps, shard, DRAIN_BUDGET_MS, report);
       deps.onInserted?.(outcome.inserted);
-      if (outcome.more) await deps.queues.add('messagePersist', 'drain', { shard }, { removeOnComplete: true });
+      await job.log(`buffer ${shard}: ${outcome.drained} messages drained, ${outcome.inserted} new rows${outcome.busy ? '; another drain holds the buffer' : ''}${outcome.more ? '; time budget spent, a follow-up drain queued' : ''}`).catch(() => undefined);
+      if (outcome.more) await deps.queues.add('messagePersist', 'drain', { shard }, DRAIN_RETENTION);
       return { drained: outcome.drained, inserted: outcome.inserted, triggered: outcome.more ? 1 : 0 };
     } catch (err) {
       if (isDatabaseUnavailable(err)) throw new BlockedError(`database unavailable: ${(err as Error).message}`, DB_DOWN_RETRY_MS, 'database_unavailable');

@@ -24,6 +24,7 @@ import { GroupCommit } from './group-commit.js';
 import type { MessageConnections } from './message-connections.js';
 import type { MessageStore } from './message-store.js';
 import type { PersistBuffer } from './persist-buffer.js';
+import { DRAIN_RETENTION } from './persist-messages.js';
 
 export interface PersistWriterSettings {
   persistBatch: number;
@@ -98,7 +99,7 @@ export class PersistWriter {
    */
   private trigger(shard: number): void {
     this.triggers.request(String(shard), () => {
-      this.deps.queues.add('messagePersist', 'drain', { shard }, { removeOnComplete: true }).catch((err: Error) => {
+      this.deps.queues.add('messagePersist', 'drain', { shard }, DRAIN_RETENTION).catch((err: Error) => {
         this.deps.logger.debug({ shard, err: err.message }, 'drain trigger not queued; the sweep will drain the buffer');
       });
     });

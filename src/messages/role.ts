@@ -2,10 +2,11 @@
  * The messages role: the persist worker of the session message cache (queue `message-persist`).
  * It drains the persist buffers into chat_messages in batches, idempotently (persist-messages.ts),
  * and keeps the periodic sweep of every buffer scheduled (a BullMQ job scheduler: one per
- * cluster, whichever process upserts it).
+ * cluster, whichever process upserts it; kept by job-scheduler-keeper.ts).
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createWorker } from '../queues/create-worker.js';
+import { keepJobScheduler } from '../queues/job-scheduler-keeper.js';
 import { MessageStore } from './message-store.js';
 import { PersistBuffer } from './persist-buffer.js';
 import { persistProcessor } from './persist-messages.js';
@@ -31,15 +32,20 @@ export async function startMessagesRole(ctx: PlatformContext): Promise<RoleHandl
     onInserted: (n) => rows.inc(n),
     onRefused: (n) => refused.inc(n),
   });
-  await ctx.queues
-    .queue('messagePersist')
-    .upsertJobScheduler(SWEEP_SCHEDULER_ID, { every: s.persistSweepMs }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: { age: 3600 } } });
+  const stopKeeping = await keepJobScheduler(
+    { queue: ctx.queues.queue('messagePersist'), id: SWEEP_SCHEDULER_ID, everyMs: s.persistSweepMs, template: { name: 'sweep', data: {}, opts: { removeOnComplete: { count: 10 }, removeOnFail: { age: 3600 } } } },
+    { metrics: ctx.metrics, logger: ctx.logger.child({ domain: 'messages' }) },
+  );
   // One job per buffer at a time is enough (a busy buffer is left to its drain); one more for the sweep.
   const worker = createWorker(ctx, 'messagePersist', processor, { concurrency: s.persistShards + 1 });
   let stopping: Promise<void> | undefined;
   return {
     name: 'messages',
     queues: [worker.queueName],
-    stop: () => (stopping ??= worker.close()),
+    stop: () =>
+      (stopping ??= (async () => {
+        stopKeeping();
+        await worker.close();
+      })()),
   };
 }

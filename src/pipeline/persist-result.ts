@@ -4,7 +4,9 @@
  *   1. processed_results row for the task id (ON CONFLICT DO NOTHING: none inserted → the
  *      result was persisted before → nothing else is written; a concurrent duplicate waits
  *      on the row and then sees it)
- *   2. the IP row, locked (serialises weight updates of one IP)
+ *   2. the IP row, locked (serialises weight updates of one IP); first-crawl detection on it
+ *      (first-crawl.ts): a baseline crawl writes the snapshots and the IP's times and counts
+ *      nothing (steps 4 and 5 skipped, weight unchanged)
  *   3. item snapshots: INSERT .. SELECT FROM unnest(..) ON CONFLICT DO UPDATE, 1000 rows a
  *      statement (an older crawl never overwrites a newer sighting)
  *   4. the hour's stats: one accumulating INSERT .. ON CONFLICT DO UPDATE (inflow/outflow and
@@ -19,6 +21,7 @@
 import type pg from 'pg';
 import { evaluateAlerts, type AlertCandidate, type AlertThresholds } from './alert-rules.js';
 import { intervalSeconds, nextWeight, type IntervalRules, type WeightRules } from './crawl-interval.js';
+import { isBaselineCrawl } from './first-crawl.js';
 import type { ResultSummary, Transition } from './state-machine.js';
 import type { CrawledItem } from '../queues/payloads/crawl.js';
 
@@ -30,7 +33,7 @@ export interface PersistInput {
   summary: ResultSummary;
 }
 
-export type PersistRules = WeightRules & IntervalRules & AlertThresholds & { alertBaselineHours: number };
+export type PersistRules = WeightRules & IntervalRules & AlertThresholds & { alertBaselineHours: number; itemTtlOnSaleSeconds: number };
 
 export interface PersistedIp {
   id: number;
@@ -44,7 +47,15 @@ export interface PersistedIp {
 export type PersistOutcome =
   | { kind: 'duplicate' }
   | { kind: 'ip_missing' }
-  | { kind: 'persisted'; ip: PersistedIp; hour: { bucket: Date; inflow: number; outflow: number }; alerts: AlertCandidate[] };
+  | {
+      kind: 'persisted';
+      ip: PersistedIp;
+      /** The IP's first crawl (or first after its item states expired): recorded, nothing counted. */
+      baseline: boolean;
+      /** The hour's stats after this result; null for a baseline crawl. */
+      hour: { bucket: Date; inflow: number; outflow: number } | null;
+      alerts: AlertCandidate[];
+    };
 
 const SNAPSHOT_CHUNK = 1000;
 const HOUR_MS = 3_600_000;
@@ -80,12 +91,13 @@ async function persistInTransaction(client: pg.PoolClient, input: PersistInput, 
   );
   if (claimed.rowCount === 0) return { kind: 'duplicate' };
 
-  const ipRows = await client.query<{ keyword: string; active: boolean; weight: number }>(
-    'SELECT keyword, active, weight FROM ips WHERE id = $1 FOR UPDATE',
+  const ipRows = await client.query<{ keyword: string; active: boolean; weight: number; last_crawled_at: Date | null }>(
+    'SELECT keyword, active, weight, last_crawled_at FROM ips WHERE id = $1 FOR UPDATE',
     [ipId],
   );
   const ipRow = ipRows.rows[0];
   if (!ipRow) return { kind: 'ip_missing' };
+  const baseline = isBaselineCrawl(ipRow.last_crawled_at, input.crawledAt, rules.itemTtlOnSaleSeconds);
 
   for (let i = 0; i < input.items.length; i += SNAPSHOT_CHUNK) {
     const chunk = input.items.slice(i, i + SNAPSHOT_CHUNK);
@@ -121,6 +133,30 @@ async function persistInTransaction(client: pg.PoolClient, input: PersistInput, 
     );
   }
 
+  const counted = baseline ? { hour: null, alerts: [] } : await countResult(client, input, rules);
+
+  const weight = baseline ? Number(ipRow.weight) : nextWeight(Number(ipRow.weight), summary, rules);
+  const interval = intervalSeconds(weight, rules);
+  const nextCrawlAt = ipRow.active ? new Date(Math.max(now, input.crawledAt + interval * 1000)) : null;
+  await client.query(
+    `UPDATE ips SET weight = $2, interval_seconds = $3,
+            last_crawled_at = GREATEST(COALESCE(last_crawled_at, $4::timestamptz), $4::timestamptz),
+            next_crawl_at = $5, updated_at = now()
+      WHERE id = $1`,
+    [ipId, weight, interval, crawledAt, nextCrawlAt],
+  );
+
+  return {
+    kind: 'persisted',
+    ip: { id: ipId, keyword: ipRow.keyword, active: ipRow.active, weight, intervalSeconds: interval, nextCrawlAt },
+    baseline,
+    ...counted,
+  };
+}
+
+/** Steps 4 and 5: the hour's stats and its alerts. */
+async function countResult(client: pg.PoolClient, input: PersistInput, rules: PersistRules): Promise<{ hour: { bucket: Date; inflow: number; outflow: number }; alerts: AlertCandidate[] }> {
+  const { ipId, summary } = input;
   const bucket = hourBucket(input.crawledAt);
   const prices = summary.soldPrices;
   const priceSum = prices.reduce((a, b) => a + b, 0);
@@ -168,21 +204,5 @@ async function persistInTransaction(client: pg.PoolClient, input: PersistInput, 
     alerts = candidates.filter((a) => fired.has(a.rule));
   }
 
-  const weight = nextWeight(Number(ipRow.weight), summary, rules);
-  const interval = intervalSeconds(weight, rules);
-  const nextCrawlAt = ipRow.active ? new Date(Math.max(now, input.crawledAt + interval * 1000)) : null;
-  await client.query(
-    `UPDATE ips SET weight = $2, interval_seconds = $3,
-            last_crawled_at = GREATEST(COALESCE(last_crawled_at, $4::timestamptz), $4::timestamptz),
-            next_crawl_at = $5, updated_at = now()
-      WHERE id = $1`,
-    [ipId, weight, interval, crawledAt, nextCrawlAt],
-  );
-
-  return {
-    kind: 'persisted',
-    ip: { id: ipId, keyword: ipRow.keyword, active: ipRow.active, weight, intervalSeconds: interval, nextCrawlAt },
-    hour,
-    alerts,
-  };
+  return { hour, alerts };
 }

@@ -2,7 +2,9 @@
  * The result pipeline: one crawl result through every step (reference: marketplace-crawler.md 4).
  *
  *   1. idempotency   a task id already in processed_results skips straight to step 5's replay
- *   2. state machine item hashes read in one round trip per 500, transitions computed (pure)
+ *   2. state machine item hashes read in one round trip per 500, transitions computed (pure);
+ *                    first-crawl detection inside the transaction (first-crawl.ts): a baseline
+ *                    crawl is recorded (hashes, snapshots, times) and counts nothing
  *   3. persist       one DB transaction: processed_results row, snapshots, hourly stats,
  *      4. alerts     alerts and                                    (persist-result.ts)
  *      5. weight     the IP's new weight, interval, lastCrawledAt and nextCrawlAt
@@ -21,6 +23,7 @@ import type { Database } from '../db/client.js';
 import type { Logger } from '../logging/logger.js';
 import type { CrawlResultPayload } from '../queues/payloads/crawl.js';
 import { type AlertCandidate } from './alert-rules.js';
+import { NOTHING_COUNTED } from './first-crawl.js';
 import type { ItemStateStore } from './item-state-store.js';
 import { persistResult, type PersistRules } from './persist-result.js';
 import type { PipelineCaches } from './pipeline-caches.js';
@@ -30,9 +33,17 @@ import { dedupeItems, summarize, transition, type TransitionCounts } from './sta
 export interface ResultOutcome {
   taskId: string;
   ipId: number;
-  /** processed: counted now; duplicate: counted before (only the idempotent steps ran again); skipped: the IP is gone. */
-  status: 'processed' | 'duplicate' | 'skipped';
+  /**
+   * processed: counted now (or, with `baseline`, recorded as the IP's first crawl); duplicate:
+   * counted before (only the idempotent steps ran again); skipped: the IP is gone; crawl_failed:
+   * the crawl gave no result (failed for good), the IP's next crawl is at its interval.
+   */
+  status: 'processed' | 'duplicate' | 'skipped' | 'crawl_failed';
   items: number;
+  /** The IP's first crawl: item states and snapshots recorded, nothing counted (first-crawl.ts). */
+  baseline?: boolean;
+  /** Why a crawl gave no result (crawl_failed). */
+  reason?: string;
   inflow?: number;
   outflow?: number;
   transitions?: TransitionCounts;
@@ -85,14 +96,16 @@ export class ResultPipeline {
         await states.write(ipId, items, crawledAt);
         const next = ip.active && ip.nextCrawlAt ? await scheduler.advance(ip, taskId, ip.nextCrawlAt.getTime()) : undefined;
         await caches.invalidateAfterResult(ipId);
+        const counted = persisted.baseline ? NOTHING_COUNTED : summary;
         return {
           taskId,
           ipId,
           status: 'processed',
           items: items.length,
-          inflow: summary.inflow,
-          outflow: summary.outflow,
-          transitions: summary.counts,
+          ...(persisted.baseline ? { baseline: true } : {}),
+          inflow: counted.inflow,
+          outflow: counted.outflow,
+          transitions: { ...counted.counts },
           alerts: persisted.alerts.map((a) => a.rule),
           weight: ip.weight,
           intervalSeconds: ip.intervalSeconds,

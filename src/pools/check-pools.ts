@@ -4,8 +4,15 @@
  * threshold and rows are available, for a recovery when the DB holds more reserved rows than
  * Redis accounts for (orphans after a crash or a Redis data loss), and for the marking of
  * consumed items still waiting in Redis.
+ *
+ * Which groups have rows comes from the shared config the leader publishes (`poolGroups`,
+ * reference: leader-election-config-sync.md): the leader finds them once per
+ * CONFIG_REFRESH_INTERVAL_MS with an index skip-scan of each table, and the check, in whatever
+ * process runs it, reads them instead of scanning again. A new group reaches it within one
+ * publication and one sync period; an import asks for its group's refill itself meanwhile.
+ * Without a loaded config (none yet) the check finds the groups in the DB.
  */
-import { POOL_TYPES } from './pool-item.js';
+import { POOL_TYPES, type PoolType } from './pool-item.js';
 import type { PoolLists } from './pool-lists.js';
 import type { PoolRows } from './pool-rows.js';
 import type { PoolTriggers } from './pool-triggers.js';
@@ -15,6 +22,8 @@ export interface CheckDeps {
   rows: PoolRows;
   triggers: PoolTriggers;
   settings: { refillThreshold: number };
+  /** The group ids with rows of a type, from the shared config; undefined when none is loaded. */
+  groups?: (type: PoolType) => readonly number[] | undefined;
 }
 
 export interface CheckResult {
@@ -28,7 +37,8 @@ export async function checkPools(deps: CheckDeps): Promise<CheckResult> {
   const { lists, rows, triggers, settings } = deps;
   const result: CheckResult = { pools: 0, refills: 0, recoveries: 0, markings: 0 };
   for (const type of POOL_TYPES) {
-    const groups = await rows.groupStates(type, { countAvailable: false });
+    const known = deps.groups?.(type);
+    const groups = known ? await rows.groupStatesOf(type, known) : await rows.groupStates(type, { countAvailable: false });
     const lengths = await lists.lengths(groups.map((g) => ({ type, groupId: g.groupId })));
     const asks: Promise<void>[] = [];
     groups.forEach((g, i) => {

@@ -126,14 +126,25 @@ export class PoolRows {
    * `countAvailable`, else 1 when there are any (cheap enough for a check every few seconds).
    */
   async groupStates(type: PoolType, options: { countAvailable: boolean }): Promise<GroupState[]> {
+    return this.statesOf(type, `(${distinctGroupIdsSql(TABLES[type])}) g`, [], options.countAvailable);
+  }
+
+  /** The same for the given groups only (from the shared config: no scan for the group ids); available is 0 or 1. */
+  async groupStatesOf(type: PoolType, groupIds: readonly number[]): Promise<GroupState[]> {
+    if (!groupIds.length) return [];
+    return this.statesOf(type, 'unnest($1::int[]) AS g(group_id)', [groupIds], false);
+  }
+
+  private async statesOf(type: PoolType, groupsSql: string, params: unknown[], countAvailable: boolean): Promise<GroupState[]> {
     const t = TABLES[type];
-    const available = options.countAvailable
+    const available = countAvailable
       ? `(SELECT count(*) FROM ${t} r WHERE r.group_id = g.group_id AND r.status = 'available')`
       : `(SELECT count(*) FROM (SELECT 1 FROM ${t} r WHERE r.group_id = g.group_id AND r.status = 'available' LIMIT 1) one)`;
     const { rows } = await this.pool.query<{ group_id: number; available: string; reserved: string }>(
       `SELECT g.group_id, ${available} AS available,
               (SELECT count(*) FROM ${t} r WHERE r.group_id = g.group_id AND r.status = 'reserved') AS reserved
-       FROM (${distinctGroupIdsSql(t)}) g ORDER BY g.group_id`,
+       FROM ${groupsSql} ORDER BY g.group_id`,
+      params,
     );
     return rows.map((r) => ({ groupId: r.group_id, available: Number(r.available), reserved: Number(r.reserved) }));
   }

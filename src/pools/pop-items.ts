@@ -21,7 +21,7 @@ import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '
 import { DependencyDownError, HttpError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { commandMayHaveRun } from './command-may-have-run.js';
-import { isDatabaseUnavailable } from './database-unavailable.js';
+import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 import { DeadlineError } from './deadline.js';
 import type { PoolItem, PoolType, ServedItem } from './pool-item.js';
 import type { PoolLists, PopReply } from './pool-lists.js';

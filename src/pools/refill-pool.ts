@@ -67,7 +67,12 @@ export type RefillOutcome =
  * Refills the pool to `size` when it is below the threshold, after releasing orphaned reserved
  * rows. With `recover`, the release runs even when the pool is long enough.
  */
-export async function refillPool(deps: RefillDeps, type: PoolType, groupId: number, options: { recover?: boolean } = {}): Promise<RefillOutcome> {
+export async function refillPool(
+  deps: RefillDeps,
+  type: PoolType,
+  groupId: number,
+  options: { recover?: boolean; /** After each batch pushed (progress). */ onPushed?: (progress: { pushed: number; length: number }) => Promise<void> } = {},
+): Promise<RefillOutcome> {
   const { lists, rows, settings, logger } = deps;
   const before = await lists.length(type, groupId);
   if (before >= settings.refillThreshold && !options.recover) return { status: 'full', length: before };
@@ -108,6 +113,7 @@ export async function refillPool(deps: RefillDeps, type: PoolType, groupId: numb
       }
       pushed += batch.length;
       length = after;
+      await options.onPushed?.({ pushed, length });
     }
     return { status: 'refilled', length, pushed, released };
   } finally {

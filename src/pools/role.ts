@@ -1,25 +1,28 @@
 /**
  * The pools worker role: refills pools and marks consumed rows, as BullMQ work.
  * - queue pool-refill: `refill` jobs (one per pool at a time) and the periodic `check`, a job
- *   scheduler every POOL_CHECK_INTERVAL_MS (upserting it is idempotent across processes);
+ *   scheduler every POOL_CHECK_INTERVAL_MS (upserting it is idempotent across processes; kept by
+ *   job-scheduler-keeper.ts);
  * - queue pool-consumed: marking of popped rows in the DB, delayed (not failed) while the DB is down;
- * - at start the leader runs the check once: the prefill of every group that has rows.
+ * - at start one `check` job more, the prefill of every group that has rows (deduplicated: pools
+ *   processes starting together add one).
  * Pops run in the API process (pool-service.ts); this role never serves rows.
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { BlockedError } from '../errors.js';
 import { createWorker } from '../queues/create-worker.js';
+import { keepJobScheduler } from '../queues/job-scheduler-keeper.js';
 import { checkPools } from './check-pools.js';
-import { isDatabaseUnavailable } from './database-unavailable.js';
+import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 import { markConsumed } from './mark-consumed.js';
 import { createPoolDeps } from './pool-context.js';
-import { refillPool } from './refill-pool.js';
+import { refillPool, type RefillOutcome } from './refill-pool.js';
 
 export const CHECK_SCHEDULER_ID = 'pools-check';
 /** How long a job waits while the database is unreachable (no attempt spent). */
 const DB_DOWN_RETRY_MS = 1000;
-/** How often each pools process makes sure the check scheduler exists. */
-const SCHEDULER_ENSURE_MS = 30_000;
+/** The prefill `check` job at start; pools processes starting together add one. */
+const PREFILL_DEDUP_ID = 'pools-prefill';
 
 async function whileDbUp<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -30,6 +33,15 @@ async function whileDbUp<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+function describeRefill(type: string, groupId: number, o: RefillOutcome): string {
+  const pool = `${type} group ${groupId}`;
+  if (o.status === 'full') return `${pool}: ${o.length} items pooled, above the threshold; nothing to do`;
+  if (o.status === 'locked') return `${pool}: another refill holds the pool`;
+  const released = o.released ? `, ${o.released} orphaned reserved rows made available again` : '';
+  if (o.status === 'lock-lost') return `${pool}: ${o.pushed} rows pushed, then the refill lost its lock${released}`;
+  return `${pool}: ${o.pushed} rows pushed, ${o.length} pooled${released}`;
+}
+
 export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> {
   const deps = createPoolDeps(ctx, 'pools');
   const { metrics, triggers, settings } = deps;
@@ -38,16 +50,19 @@ export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> 
     const data = job.data;
     if (data.kind === 'check') {
       // The next check comes anyway: while the DB is down, skip instead of filling the dead jobs.
-      return checkPools(deps).catch((err) => {
+      return checkPools({ ...deps, groups: (type) => ctx.sharedConfig.current()?.content.poolGroups[type] }).catch((err) => {
         if (isDatabaseUnavailable(err)) return { skipped: 'database unavailable' };
         throw err;
       });
     }
-    const outcome = await whileDbUp(() => refillPool(deps, data.type, data.groupId, { recover: data.recover ?? false }));
+    // Progress is for people: a Redis hiccup while reporting must not fail the refill.
+    const onPushed = (p: { pushed: number; length: number }) => job.updateProgress({ type: data.type, groupId: data.groupId, ...p }).catch(() => undefined);
+    const outcome = await whileDbUp(() => refillPool(deps, data.type, data.groupId, { recover: data.recover ?? false, onPushed }));
     if (outcome.status === 'refilled' || outcome.status === 'lock-lost') {
       metrics.refilled.inc({ type: data.type }, outcome.pushed);
       metrics.released.inc({ type: data.type }, outcome.released);
     }
+    await job.log(describeRefill(data.type, data.groupId, outcome)).catch(() => undefined);
     return outcome;
   });
 
@@ -55,35 +70,17 @@ export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> 
     const { type, groupId } = job.data;
     const result = await whileDbUp(() => markConsumed(deps, type, groupId));
     metrics.marked.inc({ type }, result.marked);
+    await job.log(`${type} group ${groupId}: ${result.marked} rows marked consumed${result.more ? '; more waiting, a follow-up queued' : ''}`).catch(() => undefined);
     if (result.more) await triggers.markConsumed(type, groupId);
     return result;
   });
 
-  const refillQueue = ctx.queues.queue('poolRefill');
-  const upsertCheck = () =>
-    refillQueue.upsertJobScheduler(
-      CHECK_SCHEDULER_ID,
-      { every: settings.checkIntervalMs },
-      { name: 'check', data: ctx.queues.validate('poolRefill', { kind: 'check' }), opts: { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } } },
-    );
-  await upsertCheck();
-  // A Redis that lost its data (FLUSHALL, a fresh replica) lost the scheduler too: put it back.
-  const ensureCheck = setInterval(() => {
-    refillQueue
-      .getJobScheduler(CHECK_SCHEDULER_ID)
-      .then((existing) => (existing ? undefined : upsertCheck().then(() => deps.logger.warn('pool check scheduler was missing; recreated'))))
-      .catch(() => undefined);
-  }, SCHEDULER_ENSURE_MS);
-  ensureCheck.unref();
-
-  ctx.leadership.whileLeader('pools-prefill', async () => {
-    const prefill = await checkPools(deps).catch((err) => {
-      deps.logger.warn({ err: (err as Error)?.message }, 'pool prefill failed; the periodic check retries');
-      return undefined;
-    });
-    if (prefill) deps.logger.info(prefill, 'pool prefill requested');
-    return async () => undefined;
-  });
+  const checkOpts = { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } };
+  const stopKeeping = await keepJobScheduler(
+    { queue: ctx.queues.queue('poolRefill'), id: CHECK_SCHEDULER_ID, everyMs: settings.checkIntervalMs, template: { name: 'check', data: ctx.queues.validate('poolRefill', { kind: 'check' }), opts: checkOpts } },
+    { metrics: ctx.metrics, logger: deps.logger },
+  );
+  await ctx.queues.add('poolRefill', 'check', { kind: 'check' }, { ...checkOpts, deduplication: { id: PREFILL_DEDUP_ID } });
 
   let stopping: Promise<void> | undefined;
   return {
@@ -91,7 +88,7 @@ export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> 
     queues: [refillWorker.queueName, consumedWorker.queueName],
     stop: () =>
       (stopping ??= (async () => {
-        clearInterval(ensureCheck);
+        stopKeeping();
         triggers.close();
         await Promise.all([refillWorker.close(), consumedWorker.close()]);
       })()),

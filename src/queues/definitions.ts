@@ -4,8 +4,8 @@
  */
 import type { JobsOptions } from 'bullmq';
 import type { z } from 'zod';
-import { crawlJobPayload, crawlResultPayload } from './payloads/crawl.js';
-import { feedHousekeepingPayload, feedRefreshPayload } from './payloads/feeds.js';
+import { crawlJobPayload, crawlResultJobPayload } from './payloads/crawl.js';
+import { feedRefreshPayload } from './payloads/feeds.js';
 import { maintenancePayload } from './payloads/maintenance.js';
 import { messagePersistPayload } from './payloads/messages.js';
 import { poolConsumedPayload, poolRefillPayload } from './payloads/pools.js';
@@ -34,11 +34,6 @@ export const queues = {
     payload: feedRefreshPayload,
     manualAdd: { refused: 'a feed has one pending refresh; POST /api/queue/schedule-feed {feed_id, force_immediate} refreshes it now' },
   }),
-  feedHousekeeping: defineQueue({
-    name: 'feed-housekeeping',
-    description: 'Periodic feed housekeeping (a job scheduler): trims each feed to its newest ARTICLES_KEEP_PER_FEED articles.',
-    payload: feedHousekeepingPayload,
-  }),
   crawl: defineQueue({
     name: 'crawl',
     description: 'Headless-browser crawl of one IP on the marketplace.',
@@ -47,8 +42,8 @@ export const queues = {
   }),
   crawlResult: defineQueue({
     name: 'crawl-result',
-    description: 'Result pipeline of one crawl: state machine, snapshots, hourly stats, alerts, next crawl.',
-    payload: crawlResultPayload,
+    description: 'Result pipeline of one crawl (the parent of the crawl in its flow): state machine, snapshots, hourly stats, alerts, next crawl.',
+    payload: crawlResultJobPayload,
     manualAdd: { refused: 'a result schedules the IP\'s next crawl; only a crawl produces one (POST /api/ips/:id/crawl)' },
   }),
   poolRefill: defineQueue({
@@ -68,7 +63,7 @@ export const queues = {
   }),
   maintenance: defineQueue({
     name: 'maintenance',
-    description: 'Periodic housekeeping (run by the leader).',
+    description: 'Periodic platform work: one job scheduler per task, run by the leader (reconciliations, shared config, registry and retention trims).',
     payload: maintenancePayload,
   }),
 } as const;

@@ -15,6 +15,24 @@ import { delayedDueAt } from './delayed-due.js';
 import { findQueue, type QueueKey, queues as queueDefinitions } from './definitions.js';
 import type { QueueRegistry } from './registry.js';
 
+/** Log lines of a task shown by GET /api/tasks/:id (the newest ones). */
+export const TASK_LOG_LINES = 20;
+
+export interface TaskView {
+  task_id: string;
+  queue: string;
+  state: string;
+  result?: unknown;
+  failedReason?: string;
+  attemptsMade: number;
+  /** The processor's last progress report (0 when none). */
+  progress: unknown;
+  /** The newest log lines, oldest first. */
+  logs: string[];
+  /** Log lines kept for the job (all of them: Bull Board shows them in its Logs tab). */
+  logCount: number;
+}
+
 export const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'waiting-children'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
@@ -79,8 +97,14 @@ export interface DeadJobFilter {
   q?: string;
 }
 
+/** Where a replay put a job's work: its chain's status and the task that carries it on. */
+export interface ChainReplay {
+  status: string;
+  taskId?: string;
+}
+
 /** Puts a failed job back into its chain, with its full attempts (see the header). */
-export type ReplayHandler = (job: Job) => Promise<void>;
+export type ReplayHandler = (job: Job) => Promise<ChainReplay>;
 
 export interface JobInspectorDeps {
   queues: QueueRegistry;
@@ -220,8 +244,12 @@ export class JobInspector {
     return viewJob(name, job, input.delay ? 'delayed' : input.priority ? 'prioritized' : 'waiting');
   }
 
-  /** Retries a failed (or completed) job; answers where it is now (no stack trace, no data). */
-  async retry(name: string, id: string): Promise<{ id: string; queue: string; name: string; state: string; attemptsMade: number; attempts: number }> {
+  /**
+   * Retries a failed (or completed) job; answers where it is now (no stack trace, no data). A job
+   * of a chain is replayed through its chain (`chain`: what became of it; the dead job itself may
+   * be gone, its work carried on by `chain.taskId`).
+   */
+  async retry(name: string, id: string): Promise<{ id: string; queue: string; name: string; state: string; attemptsMade: number; attempts: number; chain?: ChainReplay }> {
     const q = this.queueOr404(name);
     const job = await this.jobOr404(q, id);
     const state = await job.getState();
@@ -229,10 +257,18 @@ export class JobInspector {
       throw new HttpError(409, 'not_retryable', `job "${id}" is ${state}; only failed or completed jobs can be retried`, 'id');
     }
     const handler = state === 'failed' ? this.deps.replay?.get(name) : undefined;
-    if (handler) await handler(job);
-    else await job.retry(state, REPLAY);
-    const now = (await findJob(q, id)) ?? job;
-    return { id, queue: name, name: now.name, state: await now.getState(), attemptsMade: now.attemptsMade, attempts: now.opts.attempts ?? 1 };
+    const chain = handler ? await handler(job) : undefined;
+    if (!handler) await job.retry(state, REPLAY);
+    const now = await findJob(q, id);
+    return {
+      id,
+      queue: name,
+      name: job.name,
+      state: now ? await now.getState() : 'replaced',
+      attemptsMade: now?.attemptsMade ?? 0,
+      attempts: (now ?? job).opts.attempts ?? 1,
+      ...(chain ? { chain } : {}),
+    };
   }
 
   async remove(name: string, id: string): Promise<void> {
@@ -335,13 +371,16 @@ export class JobInspector {
   }
 
   /**
-   * A task by id, looked up in every queue; `visible` (default: all) decides whether the caller may
-   * see it, and a task it may not see is answered like a missing one (404).
+   * A task by id, looked up in every queue: its state, result or failure, attempts, its progress
+   * (what the processor reported last, e.g. a crawl's pages and items) and its last
+   * TASK_LOG_LINES log lines, oldest first (`logCount` says how many it wrote, up to the
+   * KEEP_LOG_LINES kept). `visible` (default: all) decides whether the caller may see it, and a
+   * task it may not see is answered like a missing one (404).
    */
   async task(
     id: string,
     visible: (queue: string, job: Job) => boolean | Promise<boolean> = () => true,
-  ): Promise<{ task_id: string; queue: string; state: string; result?: unknown; failedReason?: string; attemptsMade: number }> {
+  ): Promise<TaskView> {
     for (const q of this.queues.all()) {
       let job = await findJob(q, id);
       if (!job || !(await visible(q.name, job))) continue;
@@ -349,6 +388,7 @@ export class JobInspector {
       // A job that finished between the two reads was read as it was before; once finished it
       // no longer changes, so read it again to answer its result with its final state.
       if ((state === 'completed' || state === 'failed') && !job.finishedOn) job = (await findJob(q, id)) ?? job;
+      const logs = await q.getJobLogs(id, 0, TASK_LOG_LINES - 1, false);
       return {
         task_id: id,
         queue: q.name,
@@ -356,6 +396,9 @@ export class JobInspector {
         ...(state === 'completed' ? { result: job.returnvalue } : {}),
         ...(job.failedReason ? { failedReason: job.failedReason } : {}),
         attemptsMade: job.attemptsMade,
+        progress: job.progress ?? 0,
+        logs: [...logs.logs].reverse(),
+        logCount: logs.count,
       };
     }
     throw new HttpError(404, 'unknown_task', `no task "${id}" (finished tasks are kept for JOB_KEEP_COMPLETED_SECONDS)`, 'task_id');

@@ -2,7 +2,7 @@
  * Producer side of the queues: one BullMQ Queue per registered name, the platform's default
  * job options, and payload validation before anything reaches Redis.
  */
-import { Queue, type JobsOptions, type Job } from 'bullmq';
+import { FlowProducer, Queue, type JobsOptions, type Job, type JobNode } from 'bullmq';
 import type { Config } from '../config/index.js';
 import { HttpError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -21,6 +21,9 @@ export class PayloadError extends Error {
   }
 }
 
+/** Log lines kept per job (job.log: Bull Board's Logs tab, GET /api/tasks/:id); older ones are dropped. */
+export const KEEP_LOG_LINES = 100;
+
 /** The platform's default job options (attempts, jittered exponential backoff, retention). */
 export function defaultJobOptions(config: Pick<Config, 'queues'>): JobsOptions {
   const q = config.queues;
@@ -29,12 +32,22 @@ export function defaultJobOptions(config: Pick<Config, 'queues'>): JobsOptions {
     backoff: { type: 'exponential', delay: q.backoffMs, jitter: q.backoffJitter },
     removeOnComplete: { age: q.keepCompletedSeconds },
     removeOnFail: { age: q.keepFailedSeconds },
+    keepLogs: KEEP_LOG_LINES,
   };
+}
+
+/** One job of a flow: its queue, name, payload and options beyond the queue's defaults. */
+export interface FlowJob<K extends QueueKey = QueueKey> {
+  queue: K;
+  name: string;
+  data: PayloadOf<K>;
+  opts?: JobsOptions;
 }
 
 export class QueueRegistry {
   private readonly instances = new Map<string, Queue>();
   private producer: RedisClient | undefined;
+  private flowProducer: FlowProducer | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -103,8 +116,29 @@ export class QueueRegistry {
     return this.queue(key).addBulk(checked);
   }
 
+  /**
+   * Adds a parent job and its children as one flow, atomically (every BullMQ key carries the
+   * `{prefix}` hash tag, so a flow across queues is one slot in a Redis Cluster). Each job is
+   * validated against its queue's payload and gets its queue's default options, which a flow
+   * does not read from the queues. A job whose id exists is not added again; an existing child
+   * without a parent is attached to this parent (BullMQ's handling of a duplicated flow job).
+   */
+  async addFlow<P extends QueueKey>(parent: FlowJob<P>, children: FlowJob[]): Promise<JobNode> {
+    const node = (j: FlowJob) => ({
+      name: j.name,
+      queueName: queues[j.queue].name,
+      data: this.validate(j.queue, j.data),
+      opts: { ...defaultJobOptions(this.deps.config), ...queues[j.queue].jobOptions, ...j.opts },
+    });
+    if (!this.flowProducer) {
+      this.flowProducer = new FlowProducer({ connection: this.connection(), prefix: this.prefix });
+      this.flowProducer.on('error', () => undefined); // surfaced by the operation that failed
+    }
+    return this.flowProducer.add({ ...node(parent), children: children.map(node) });
+  }
+
   close(): Promise<void> {
-    return (this.closing ??= Promise.all([...this.instances.values()].map((q) => q.close().catch(() => undefined))).then(
+    return (this.closing ??= Promise.all([...this.instances.values(), ...(this.flowProducer ? [this.flowProducer] : [])].map((q) => q.close().catch(() => undefined))).then(
       () => undefined,
     ));
   }

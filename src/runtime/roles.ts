@@ -6,13 +6,14 @@ import { startMessagesRole } from '../messages/role.js';
 import { startPipelineRole } from '../pipeline/role.js';
 import { startPoolsRole } from '../pools/role.js';
 import { startApiRole } from './api-role.js';
+import { maintenanceTasks } from './maintenance-tasks.js';
 
 /** Process roles, in start order (stopped in reverse: the API stops taking requests first). */
 export const ROLE_NAMES = ['cluster', 'feeds', 'crawler', 'pipeline', 'pools', 'messages', 'api'] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];
 
 export const roleStarters: Record<RoleName, (ctx: PlatformContext) => Promise<RoleHandle>> = {
-  cluster: startClusterRole,
+  cluster: (ctx) => startClusterRole(ctx, maintenanceTasks(ctx)),
   feeds: startFeedsRole,
   crawler: startCrawlerRole,
   pipeline: startPipelineRole,

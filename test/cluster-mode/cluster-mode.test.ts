@@ -3,8 +3,8 @@
  * redis-cli --cluster create), selected by REDIS_CLUSTER_NODES, every role in one process:
  * - a job enqueued and processed on every queue of the registry, through the real roles: a feed
  *   refresh against the fixture feed server, a crawl in Chromium against the fixture marketplace
- *   and its result through the pipeline, pool refills and consumed marks, message write-behind,
- *   and maintenance jobs taken by a worker of the worker factory;
+ *   and its result through the pipeline (a flow across two queues: one slot), pool refills and
+ *   consumed marks, message write-behind, and the leader's maintenance tasks on their job schedulers;
  * - pool pop and refill through the API;
  * - the item state machine in batches of 500 (1,200 items per result, three round trips each
  *   way) on IPs whose item hashes live on each of the three masters;
@@ -21,7 +21,6 @@ import type { LeaderTerm } from '../../src/context.js';
 import { FixtureMarketplace } from '../../src/crawl/fixture-marketplace/server.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
-import { createWorker } from '../../src/queues/create-worker.js';
 import { queueList } from '../../src/queues/definitions.js';
 import type { CrawledItem } from '../../src/queues/payloads/crawl.js';
 import { RedisConnections } from '../../src/redis/connections.js';
@@ -155,7 +154,8 @@ describe('platform on a 3-master Redis Cluster', () => {
     const task = await finishedTask(`result-${ip.currentCrawl.taskId}`, 120_000);
     expect(task.state, task.failedReason).toBe('completed');
     const perPage = market.catalog.itemsPerPage;
-    expect(task.result).toMatchObject({ status: 'processed', items: 2 * perPage, inflow: perPage, outflow: perPage });
+    // Its first crawl: the baseline (items recorded, nothing counted).
+    expect(task.result).toMatchObject({ status: 'processed', baseline: true, items: 2 * perPage, inflow: 0, outflow: 0 });
     expect((await t.api.get(`/api/ips/${ip.id}/items?status=on_sale`)).body.total).toBe(perPage);
     // The closed loop: the next crawl is scheduled (a pending crawl job named by the IP's chain).
     const detail = (await t.api.get(`/api/ips/${ip.id}`)).body;
@@ -201,28 +201,14 @@ describe('platform on a 3-master Redis Cluster', () => {
     });
   });
 
-  it('processes maintenance jobs with a worker of the worker factory (maintenance)', async () => {
-    const c = ctx();
-    const seen: string[] = [];
-    const worker = createWorker(c, 'maintenance', async (job) => {
-      seen.push(job.data.task);
-      return { done: job.data.task };
-    });
-    try {
-      const jobs = await Promise.all(['trim', 'vacuum', 'report'].map((task) => c.queues.add('maintenance', task, { task })));
-      const queue = c.queues.queue('maintenance');
-      for (const job of jobs) {
-        const done = await waitFor(async () => {
-          const j = await queue.getJob(job.id!);
-          return j?.finishedOn ? j : undefined;
-        }, { message: `maintenance job ${job.id} not processed` });
-        expect(await done.getState()).toBe('completed');
-        expect(done.returnvalue).toEqual({ done: job.data.task });
-      }
-      expect(seen.sort()).toEqual(['report', 'trim', 'vacuum']);
-    } finally {
-      await worker.close();
-    }
+  it('runs every maintenance task of the leader on its job scheduler (maintenance)', async () => {
+    const queue = ctx().queues.queue('maintenance');
+    const tasks = (await queue.getJobSchedulers(0, -1)).map((s) => s.key).sort();
+    expect(tasks).toEqual(['crawl-reconcile', 'feeds-reconcile', 'instance-registry-trim', 'processed-results-trim', 'shared-config-publish']);
+    await waitFor(async () => {
+      const done = new Set((await queue.getJobs(['completed'], 0, -1)).map((j) => j?.name));
+      return tasks.every((task) => done.has(task));
+    }, { timeoutMs: 30_000, message: 'not every maintenance task ran' });
   });
 
   it('runs the item state machine in batches of 500 on IPs whose item hashes live on each master', async () => {
@@ -234,7 +220,8 @@ describe('platform on a 3-master Redis Cluster', () => {
     }
     const ips = [...byMaster.values()];
     for (const id of ips) {
-      await sql(`INSERT INTO ips (id, name, keyword, active, updated_at) VALUES ($1, $2, $3, false, now())`, [id, `Batch ${id}`, `batch-${id}`]);
+      // Crawled before (so the first result here is counted, not a baseline).
+      await sql(`INSERT INTO ips (id, name, keyword, active, last_crawled_at, updated_at) VALUES ($1, $2, $3, false, now() - interval '2 minutes', now())`, [id, `Batch ${id}`, `batch-${id}`]);
     }
     const item = (n: number, status: CrawledItem['status'] = 'on_sale', price = 1000): CrawledItem => ({
       sourceId: `s-${n}`, title: `item ${n}`, price, imageUrl: null, itemUrl: `http://127.0.0.1/item/${n}`, status,

@@ -32,7 +32,7 @@ interface Snapshot {
   source: 'shared' | 'local';
   loadedAt: string;
   generatedBy: string;
-  content: { poolGroups: { titles: number[]; contents: number[] }; ips: { id: number }[] };
+  content: { poolGroups: { titles: number[]; contents: number[] } };
 }
 
 describe('shared config across three processes', () => {
@@ -110,13 +110,12 @@ describe('shared config across three processes', () => {
   it('runs every process on a locally computed config while Redis is down, and converges on the leader\'s version when it returns', { timeout: 90_000 }, async () => {
     const logStart = procs.map((p) => p.output().length);
     await redis.stop();
-    const { rows } = await sql.query<{ id: number }>(`INSERT INTO ips (name, keyword, interval_seconds, updated_at) VALUES ('During outage', 'outage', 4000, now()) RETURNING id`);
-    const ipId = rows[0]!.id;
+    await sql.query(`INSERT INTO contents (group_id, batch_id, text) VALUES (88, 1, 'during the outage')`);
 
     const local = await waitFor(async () => {
       const all = await configs();
-      return all.every((c) => c?.source === 'local' && c.content.ips.some((ip) => ip.id === ipId)) ? all : undefined;
-    }, { timeoutMs: 10 * SYNC_MS, message: 'processes not on a local config with the new IP' });
+      return all.every((c) => c?.source === 'local' && c.content.poolGroups.contents.includes(88)) ? all : undefined;
+    }, { timeoutMs: 10 * SYNC_MS, message: 'processes not on a local config with the new pool group' });
     // Each computed its own (generatedBy), with the pool group published before the outage.
     expect(local.map((c) => c!.generatedBy)).toEqual(['cfg-1', 'cfg-2', 'cfg-3']);
     for (const c of local) {
@@ -137,7 +136,7 @@ describe('shared config across three processes', () => {
     const converged = await waitFor(async () => {
       const v = Number(await probe.get(keys.sharedConfigVersion()));
       const all = await configs();
-      return all.every((c) => c?.source === 'shared' && c.version === v && c.content.ips.some((ip) => ip.id === ipId)) ? all : undefined;
+      return all.every((c) => c?.source === 'shared' && c.version === v && c.content.poolGroups.contents.includes(88)) ? all : undefined;
     }, { timeoutMs: 30_000, message: 'processes did not converge on the published version' });
     const leader = (await getWithin(apis[0]!, '/api/cluster', 1500)).leader;
     expect(['cfg-1', 'cfg-2', 'cfg-3']).toContain(leader);

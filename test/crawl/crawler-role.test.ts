@@ -1,10 +1,11 @@
 /**
  * The crawler role in a platform process, against the fixture marketplace it serves itself
  * (CRAWL_SITE=fixture, CRAWL_BASE_URL=embedded: the demo's defaults), in real Chromium:
- * - a 5+5 page crawl of 120 items per page yields every item once and is handed to the
- *   pipeline as one `crawl-result` job with a deterministic id;
+ * - a 5+5 page crawl of 120 items per page yields every item once, returned as the result of a
+ *   flow whose parent (the pipeline's `crawl-result` job, id derived from the task id) holds it;
+ *   the crawl reports its progress (pages, items, proxy) and one log line per page;
  * - a later crawl sees items that sold and prices that changed meanwhile;
- * - a blocked crawl is delayed and tried again, without spending an attempt;
+ * - a blocked crawl is delayed and tried again, without spending an attempt; its progress counts the blocks;
  * - browser recycles under load drain without failing a page, and leave one browser running;
  * - SIGKILL of Chromium in the middle of a page ends in a retried, completed job.
  */
@@ -65,10 +66,13 @@ describe('crawler role', () => {
     return done!;
   }
 
+  /** The result as the flow's parent has it (the crawl's return value). */
   async function resultOf(taskId: string): Promise<CrawlResultPayload> {
-    const job = await results.getJob(`result-${taskId}`);
-    expect(job, `crawl-result job result-${taskId}`).toBeDefined();
-    return job!.data as CrawlResultPayload;
+    const parent = await results.getJob(`result-${taskId}`);
+    expect(parent, `crawl-result job result-${taskId}`).toBeDefined();
+    const values = Object.values(await parent!.getChildrenValues());
+    expect(values).toHaveLength(1);
+    return values[0] as CrawlResultPayload;
   }
 
   beforeAll(async () => {
@@ -99,13 +103,21 @@ describe('crawler role', () => {
     expect((await fetch(`${market}/`)).status).toBe(200);
   });
 
-  it('crawls 5 on-sale and 5 sold pages of 120 items, every item once, into one crawl-result job', async () => {
+  it('crawls 5 on-sale and 5 sold pages of 120 items, every item once, returned to its flow\'s parent with progress and log lines', async () => {
     const before = (await requests()).counts;
     const { job, task } = await enqueue('呪術廻戦', 5, 5);
     const done = await finished(job);
 
     expect(await done.getState()).toBe('completed');
-    expect(done.returnvalue).toEqual({ taskId: task.taskId, crawledBy: t.platform.ctx.instanceId, items: 1200, pagesCrawled: 10, errors: 0 });
+    expect(done.returnvalue).toMatchObject({ taskId: task.taskId, crawledBy: t.platform.ctx.instanceId, totalFound: 1200, pagesCrawled: 10, errors: [] });
+    expect(done.parent).toEqual({ id: `result-${task.taskId}`, queueKey: results.qualifiedName, idof: true });
+    // No pipeline runs here: the parent waits for it, with its child's result.
+    expect(await results.getJobState(`result-${task.taskId}`)).toBe('waiting');
+    expect(done.progress).toEqual({ pagesDone: 10, pagesPlanned: 10, items: 1200, errors: 0, blocks: 0, proxy: 'direct' });
+    const logs = await crawl.getJobLogs(job.id!);
+    expect(logs.count).toBe(10);
+    expect(logs.logs[0]).toMatch(/^on_sale page 1: 120 items in \d+ ms via direct$/);
+    expect(logs.logs[9]).toMatch(/^sold page 5: 120 items in \d+ ms via direct$/);
     const result = await resultOf(task.taskId);
     expect(result).toMatchObject({ ipId: 7, taskId: task.taskId, totalFound: 1200, pagesCrawled: 10, errors: [], crawledBy: t.platform.ctx.instanceId });
     const onSale = result.items.filter((i) => i.status === 'on_sale');
@@ -146,7 +158,9 @@ describe('crawler role', () => {
 
     expect(await done.getState()).toBe('completed');
     expect(done.attemptsMade).toBe(1); // BullMQ counts the attempt that completed; the blocked ones did not count
-    expect(done.returnvalue).toMatchObject({ items: 240, pagesCrawled: 2, errors: 0 });
+    expect(done.returnvalue).toMatchObject({ totalFound: 240, pagesCrawled: 2, errors: [] });
+    expect(done.progress).toMatchObject({ pagesDone: 2, items: 240, blocks: 2 });
+    expect((await crawl.getJobLogs(job.id!)).logs.filter((l) => l.includes('blocked'))).toHaveLength(2);
     expect((await resultOf(task.taskId)).errors).toEqual([]);
     // Waiting is not failing: both waits are counted as delays, none as a failure.
     expect((await counter('wp_jobs_delayed_total', { queue: 'crawl', reason: 'blocked' })) - delayedBefore).toBe(2);
@@ -163,7 +177,7 @@ describe('crawler role', () => {
       const done = await Promise.all(jobs.map(({ job }) => finished(job, 150_000)));
       for (const j of done) {
         expect(await j.getState()).toBe('completed');
-        expect(j.returnvalue).toMatchObject({ items: 480, pagesCrawled: 4, errors: 0 });
+        expect(j.returnvalue).toMatchObject({ totalFound: 480, pagesCrawled: 4, errors: [] });
         expect(j.attemptsMade).toBe(1);
       }
     } finally {
@@ -187,7 +201,7 @@ describe('crawler role', () => {
     const done = await finished(job);
     expect(await done.getState()).toBe('completed');
     expect(done.attemptsMade).toBe(2); // the attempt the kill failed, and the one that completed
-    expect(done.returnvalue).toEqual({ taskId: task.taskId, crawledBy: t.platform.ctx.instanceId, items: 360, pagesCrawled: 3, errors: 0 });
+    expect(done.returnvalue).toMatchObject({ taskId: task.taskId, crawledBy: t.platform.ctx.instanceId, totalFound: 360, pagesCrawled: 3, errors: [] });
     expect(await counter('wp_crawler_browser_crashes_total')).toBe(crashesBefore + victims.length);
     const survivors = chromiumBrowserPids(profileRoot);
     expect(survivors.length).toBe(1);

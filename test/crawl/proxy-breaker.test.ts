@@ -81,7 +81,7 @@ describe('proxy circuit breaker', () => {
     const done = await crawlOnce('switch');
 
     expect(await done.getState()).toBe('completed');
-    expect(done.returnvalue).toMatchObject({ items: 240, pagesCrawled: 2, errors: 0 });
+    expect(done.returnvalue).toMatchObject({ totalFound: 240, pagesCrawled: 2, errors: [] });
     const seen = market.requests().search.filter((r) => r.keyword === 'switch');
     expect(seen.map((r) => `${r.clientIp} ${r.mode}`)).toEqual([
       ...Array.from({ length: 10 }, () => '10.0.0.1 forbidden'),

@@ -43,7 +43,7 @@ describe('crawl, pipeline, pools, messages and dead jobs through npm start', () 
     await removeDataDir(dataDir);
   });
 
-  it('crawls an IP and processes its result: items, hourly stats and the next crawl', async () => {
+  it('crawls an IP and processes its result: items, its first crawl as the baseline, and the next crawl', async () => {
     const created = await api.post('/api/ips', { name: 'Frieren', keyword: 'e2e-frieren' });
     expect(created.status).toBe(201);
     const ip = created.body;
@@ -55,14 +55,16 @@ describe('crawl, pipeline, pools, messages and dead jobs through npm start', () 
       },
       { timeoutMs: 180_000, intervalMs: 500, message: `the result of crawl ${taskId}` },
     );
-    expect(result.status).toBe('processed');
+    expect(result).toMatchObject({ status: 'processed', baseline: true, inflow: 0, outflow: 0 });
     expect(result.items).toBeGreaterThan(0);
+    // The crawl, the child of that processing in their flow: its result, progress and a log line per page.
     const crawl = (await api.get(`/api/tasks/${taskId}`)).body;
-    expect(crawl).toMatchObject({ state: 'completed', result: { taskId, items: result.items } });
+    expect(crawl).toMatchObject({ state: 'completed', result: { taskId, totalFound: result.items }, progress: { items: result.items } });
+    expect(crawl.logs.length).toBe(crawl.progress.pagesDone);
 
     const detail = (await api.get(`/api/ips/${ip.id}`)).body;
     expect(detail.lastCrawledAt).not.toBeNull();
-    expect(detail.hourlyStats[0].sampleCount).toBeGreaterThan(0);
+    expect(detail.hourlyStats).toEqual([]); // a first crawl counts nothing
     const items = (await api.get(`/api/ips/${ip.id}/items?limit=500`)).body;
     expect(items.total).toBe(result.items);
     // The closed loop: one next crawl, delayed by the interval the pipeline computed.

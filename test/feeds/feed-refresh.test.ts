@@ -1,14 +1,16 @@
 /**
  * The refresh job against a local fixture server (no internet), through the REST API and one
  * in-process feeds worker: every supported format, a 5,000-item feed, re-processing without
- * duplicates, and each failure ending as the design says (refresh-failure.ts) with the worker
- * still healthy afterwards.
+ * duplicates, progress and log lines of a refresh and of a 304, each failure ending as the
+ * design says (refresh-failure.ts), a failure on our side (the database refusing the articles)
+ * recorded with a next refresh like any other, and the worker still healthy afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
-import { waitForTask } from './support.js';
+import { INTERNAL_ERROR } from '../../src/feeds/refresh-feed.js';
+import { pendingJobsOfFeed, waitForTask } from './support.js';
 
 describe('feed refresh', () => {
   let t: TestPlatform;
@@ -114,6 +116,50 @@ describe('feed refresh', () => {
     expect(Date.parse(after.lastFetchedAt)).toBeGreaterThan(Date.parse(before.lastFetchedAt));
     expect(after).toMatchObject({ status: 'ok', etag: before.etag, lastModified: before.lastModified, articleCount: 5, title: before.title });
     expect(await articles(f.id)).toEqual(articlesBefore);
+  });
+
+  it('reports its progress and log lines: status, bytes, items new and updated, 304, next refresh', async () => {
+    const f = await subscribe('/etag/progress.xml');
+    const first = await waitForTask(t.api, f.taskId);
+    expect(first.progress).toMatchObject({ step: 'stored', httpStatus: 200, items: 5, inserted: 5, updated: 0, notModified: false });
+    expect(first.progress.bytes).toBeGreaterThan(500);
+    expect(first.progress.nextRefreshAt).toBe(first.result.nextRefreshAt);
+    expect(first.logs).toEqual([`answered 200, ${first.progress.bytes} bytes`, `rss: 5 items, 5 new, 0 updated, 0 unchanged; next refresh at ${first.result.nextRefreshAt}`]);
+    expect(first.logCount).toBe(2);
+
+    const again = await t.api.post('/api/queue/schedule-feed', { feed_id: f.id, force_immediate: true });
+    const second = await waitForTask(t.api, again.body.task_id);
+    expect(second.progress).toEqual({ step: 'not_modified', httpStatus: 304, notModified: true, nextRefreshAt: second.result.nextRefreshAt });
+    expect(second.logs).toEqual([`304 not modified; next refresh at ${second.result.nextRefreshAt}`]);
+  });
+
+  it('records a failure on our side like any other: the feed shows an error and its next refresh, one chain pending', async () => {
+    // The database refuses this feed's articles: not the feed's fault, and not an outage either.
+    const pool = t.platform.ctx.db.pool;
+    await pool.query(`CREATE FUNCTION test_refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by a test trigger'; END $$`);
+    await pool.query(`CREATE TRIGGER test_refuse_poison BEFORE INSERT ON articles FOR EACH ROW WHEN (NEW.url LIKE '%/poison/%') EXECUTE FUNCTION test_refuse_poison()`);
+    try {
+      const f = await subscribe('/rss/poison.xml');
+      const task = await waitForTask(t.api, f.taskId);
+      expect(task.state).toBe('failed');
+      expect(task.attemptsMade).toBe(2); // retried like any failure, then failed for good
+      expect(task.failedReason).toContain('refused by a test trigger'); // the operator's view
+      const view = await feed(f.id);
+      // The user's view: an error that says where it failed, not how, and when the next try comes.
+      expect(view).toMatchObject({ status: 'error', errorCount: 1, lastError: INTERNAL_ERROR, articleCount: 0 });
+      expect(Date.parse(view.nextRefreshAt) - Date.now()).toBeGreaterThan(55 * 60_000);
+      const queue = t.platform.ctx.queues.queue('feedRefresh');
+      const pending = await waitFor(async () => {
+        const jobs = await pendingJobsOfFeed(queue, f.id);
+        return jobs.length ? jobs : undefined;
+      }, { message: 'no next refresh queued' });
+      expect(pending.map((j) => j.data.trigger)).toEqual(['periodic']);
+      expect(Math.abs(pending[0]!.timestamp + pending[0]!.delay - Date.parse(view.nextRefreshAt))).toBeLessThan(5000);
+      expect(task.logs?.at(-1)).toBe(`failed for good: ${INTERNAL_ERROR}; next refresh at ${view.nextRefreshAt}`);
+    } finally {
+      await pool.query('DROP TRIGGER test_refuse_poison ON articles');
+      await pool.query('DROP FUNCTION test_refuse_poison()');
+    }
   });
 
   it('honours Retry-After on 429: the retry waits for it, then succeeds', async () => {

@@ -8,6 +8,8 @@
 import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodicDedupId } from '../../src/feeds/feed-scheduler.js';
+import { createFeedServices } from '../../src/feeds/feed-services.js';
+import { replayDeadRefresh } from '../../src/feeds/replay-refresh.js';
 import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
@@ -163,6 +165,27 @@ describe('feed scheduling', () => {
     expect(Math.abs((await delayedDueAt(t.platform.ctx.redis, queue, chain.id!))! - (Date.now() + 60 * MIN))).toBeLessThan(10_000);
   });
 
+  it('replays a dead refresh as the feed\'s pending periodic refresh, now: never a second one', async () => {
+    server.setStatus('replayed', 404);
+    const f = await subscribe('/versioned/replayed.xml');
+    const dead = await waitForTask(t.api, f.taskId);
+    expect(dead).toMatchObject({ state: 'failed', attemptsMade: 1 });
+    const chain = await expectOneChain(f.id); // the failed refresh queued its successor, backed off
+    expect(await chain.getState()).toBe('delayed');
+
+    server.setStatus('replayed', undefined);
+    const replay = await replayDeadRefresh({ prisma: t.platform.ctx.db.prisma, scheduler: createFeedServices(t.platform.ctx).scheduler }, f.taskId);
+    expect(replay).toEqual({ jobId: f.taskId, status: 'moved_forward', taskId: chain.id });
+    expect(await queue.getJob(f.taskId)).toBeUndefined(); // out of the failed set
+    // The chain's own job ran now, refreshed the feed, and left exactly one successor.
+    const done = await waitForTask(t.api, chain.id!);
+    expect(done.result).toMatchObject({ outcome: 'refreshed', trigger: 'periodic' });
+    expect((await t.api.get(`/api/feeds/${f.id}`)).body).toMatchObject({ status: 'ok', errorCount: 0 });
+    const next = await expectOneChain(f.id);
+    expect(next.id).not.toBe(chain.id);
+    await expect(replayDeadRefresh({ prisma: t.platform.ctx.db.prisma, scheduler: createFeedServices(t.platform.ctx).scheduler }, chain.id!)).rejects.toThrow(/not failed/);
+  });
+
   it('restarts add nothing, and the reconciler repairs a lost or dead chain with exactly one job', async () => {
     const feeds = await Promise.all(['/rss/r1.xml', '/rss/r2.xml', '/rss/r3.xml'].map((p) => subscribe(p)));
     for (const f of feeds) await waitForTask(t.api, f.taskId);
@@ -177,7 +200,7 @@ describe('feed scheduling', () => {
     expect(await pendingJobsOfFeed(queue, feeds[1]!.id)).toEqual([]);
 
     await t.stop();
-    t = await startTestPlatform({ roles: ['feeds', 'api'], redis, db, env: ENV });
+    t = await startTestPlatform({ roles: ['cluster', 'feeds', 'api'], redis, db, env: ENV });
     queue = t.platform.ctx.queues.queue('feedRefresh');
 
     const after = await Promise.all(feeds.map((f) => expectOneChain(f.id)));
@@ -189,7 +212,7 @@ describe('feed scheduling', () => {
 
     // Another restart: still exactly one each.
     await t.stop();
-    t = await startTestPlatform({ roles: ['feeds', 'api'], redis, db, env: ENV });
+    t = await startTestPlatform({ roles: ['cluster', 'feeds', 'api'], redis, db, env: ENV });
     queue = t.platform.ctx.queues.queue('feedRefresh');
     const again = await Promise.all(feeds.map((f) => expectOneChain(f.id)));
     expect(again.map((j) => j.id)).toEqual(after.map((j) => j.id));

@@ -11,6 +11,9 @@ export interface TaskView {
   result?: any;
   failedReason?: string;
   attemptsMade: number;
+  progress?: any;
+  logs?: string[];
+  logCount?: number;
 }
 
 /** Polls GET /api/tasks/:id until the task is completed or failed. */

@@ -1,8 +1,10 @@
 /**
  * End to end with the real crawler (headless Chromium) against the fixture marketplace: an IP
- * is created and crawled, its items and hourly stats appear; the market changes (items sell,
- * prices change); a manual crawl sees it, with the expected sold / price_change / new_listing
- * counts; and the next crawl is scheduled at the interval computed from the new weight.
+ * is created and crawled as a flow (the processing of its result is the parent, the crawl its
+ * child, with progress and log lines); its first crawl is its baseline (items recorded, nothing
+ * counted); the market changes (items sell, prices change); a manual crawl sees it, with the
+ * expected sold / price_change / new_listing counts; and the next crawl is scheduled at the
+ * interval computed from the new weight.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureMarketplace } from '../../src/crawl/fixture-marketplace/server.js';
@@ -53,12 +55,26 @@ describe('crawl → pipeline → next crawl, with the real crawler', () => {
     const ip = (await t.api.post('/api/ips', { name: 'Frieren', keyword: KEYWORD })).body;
     const first = await crawled(ip.id, ip.currentCrawl.taskId);
     const perPage = market.catalog.itemsPerPage;
-    expect(first).toMatchObject({ status: 'processed', items: 2 * perPage, inflow: perPage, outflow: perPage, weight: 1, intervalSeconds: 7200 });
-    expect(first.transitions).toMatchObject({ new_listing: perPage, new_sold: perPage });
+    // Its first crawl: every item recorded as the baseline, nothing counted (no inflow of 120, no weight change).
+    expect(first).toMatchObject({ status: 'processed', baseline: true, items: 2 * perPage, inflow: 0, outflow: 0, alerts: [], weight: 1, intervalSeconds: 7200 });
+
+    // A flow: the crawl is the child of the processing of its result, which holds its result.
+    const queues = t.platform.ctx.queues;
+    const crawlJob = (await queues.queue('crawl').getJob(ip.currentCrawl.taskId))!;
+    expect(crawlJob.parent).toEqual({ id: `result-${ip.currentCrawl.taskId}`, queueKey: queues.queue('crawlResult').qualifiedName, idof: true });
+    const parent = (await queues.queue('crawlResult').getJob(`result-${ip.currentCrawl.taskId}`))!;
+    const children = await parent.getChildrenValues();
+    expect(Object.keys(children)).toEqual([`${queues.queue('crawl').qualifiedName}:${ip.currentCrawl.taskId}`]);
+    expect(Object.values(children)[0]).toMatchObject({ taskId: ip.currentCrawl.taskId, pagesCrawled: 2, totalFound: 2 * perPage });
+    // The crawl's progress and log lines, as GET /api/tasks/:id shows them.
+    const task = (await t.api.get(`/api/tasks/${ip.currentCrawl.taskId}`)).body;
+    expect(task).toMatchObject({ queue: 'crawl', state: 'completed', progress: { pagesDone: 2, pagesPlanned: 2, items: 2 * perPage, errors: 0, blocks: 0, proxy: 'direct' }, logCount: 2 });
+    expect(task.logs).toEqual([expect.stringMatching(/^on_sale page 1: 120 items in \d+ ms via direct$/), expect.stringMatching(/^sold page 1: 120 items in \d+ ms via direct$/)]);
+    expect((await t.api.get(`/api/tasks/result-${ip.currentCrawl.taskId}`)).body.logs).toEqual([expect.stringContaining(`first crawl of IP ${ip.id}: 240 items recorded as its baseline`)]);
 
     const detail = (await t.api.get(`/api/ips/${ip.id}`)).body;
     expect(detail.lastCrawledAt).not.toBeNull();
-    expect(detail.hourlyStats[0]).toMatchObject({ inflow: perPage, outflow: perPage, sampleCount: perPage });
+    expect(detail.hourlyStats).toEqual([]);
     const onSale = await t.api.get(`/api/ips/${ip.id}/items?status=on_sale&limit=500`);
     expect(onSale.body.total).toBe(perPage);
     const listed = market.catalog.page(KEYWORD, 'on_sale', 1);
@@ -83,7 +99,7 @@ describe('crawl → pipeline → next crawl, with the real crawler', () => {
     expect(after.weight).toBe(0.9);
     expect(after.intervalSeconds).toBe(8000);
     const stats = after.hourlyStats.reduce((a: { inflow: number; outflow: number }, h: { inflow: number; outflow: number }) => ({ inflow: a.inflow + h.inflow, outflow: a.outflow + h.outflow }), { inflow: 0, outflow: 0 });
-    expect(stats).toEqual({ inflow: perPage + 3, outflow: perPage + 3 });
+    expect(stats).toEqual({ inflow: 3, outflow: 3 });
     const soldItems = (await t.api.get(`/api/ips/${ip.id}/items?status=sold&limit=500`)).body;
     for (const id of soldIds) expect(soldItems.items.find((i: { sourceId: string }) => i.sourceId === id)).toMatchObject({ status: 'sold' });
     const all = (await t.api.get(`/api/ips/${ip.id}/items?limit=500`)).body.items;

@@ -1,11 +1,17 @@
 /**
  * Test helpers of the pipeline domain: a stand-in crawler that honours the crawler's contract
- * (consume `crawl`, add the result to `crawl-result` as job `result-<taskId>`, complete), item
- * builders, and views of the crawl queue per IP.
+ * (consume `crawl`, open the crawl's flow with the platform's own openCrawlFlow, return the
+ * result), item builders, and views of the crawl queue per IP.
  */
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
+import { loadConfig } from '../../src/config/index.js';
+import { openCrawlFlow } from '../../src/crawl/crawl-flow.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import type { CrawledItem, CrawlJobPayload, CrawlResultPayload } from '../../src/queues/payloads/crawl.js';
+import { QueueRegistry } from '../../src/queues/registry.js';
+import { connectionOptions } from '../../src/redis/connection.js';
+import { RedisConnections } from '../../src/redis/connections.js';
 import { createKeys } from '../../src/redis/keys.js';
 
 export const keys = createKeys('wp');
@@ -65,7 +71,7 @@ export class CrawlQueues {
     await this.redis.hdel(keys.crawlChain(Math.floor(ipId / 100)), String(ipId));
   }
 
-  /** Delivers a result as the crawler does. */
+  /** Delivers a result on its own (a `crawl-result` job carrying the result, as before crawls were flows). */
   async deliver(result: CrawlResultPayload): Promise<Job> {
     return this.results.add('result', result, { jobId: `result-${result.taskId}`, attempts: 3 });
   }
@@ -77,8 +83,8 @@ export class CrawlQueues {
 }
 
 /**
- * A stand-in crawler: takes crawl jobs and answers each with the items `itemsFor` gives (or
- * throws what it throws), delivering the result the way the real crawler does.
+ * A stand-in crawler: takes crawl jobs, opens each one's flow as the real crawler does, and
+ * returns the items `itemsFor` gives as the result (or throws what it throws).
  */
 export function startStandInCrawler(
   redisUrl: string,
@@ -86,14 +92,14 @@ export function startStandInCrawler(
   options: { concurrency?: number } = {},
 ): { worker: Worker; close(): Promise<void> } {
   const connection = { url: redisUrl, maxRetriesPerRequest: null };
-  const results = new Queue('crawl-result', { connection, prefix: keys.bullPrefix });
-  results.on('error', () => undefined);
+  const config = loadConfig({ NODE_ENV: 'test', REDIS_URL: redisUrl, REDIS_PREFIX: 'wp' });
+  const connections = new RedisConnections({ kind: 'single', url: redisUrl }, connectionOptions(config), silentLogger());
+  const queues = new QueueRegistry({ config, connections, keys });
   const worker = new Worker<CrawlJobPayload>(
     'crawl',
     async (job) => {
-      const items = await itemsFor(job);
-      await results.add('result', resultOf(job.data, items), { jobId: `result-${job.data.taskId}`, attempts: 3 });
-      return { items: items.length };
+      if (!(await openCrawlFlow(queues, job))) throw new Error('stale crawl');
+      return resultOf(job.data, await itemsFor(job));
     },
     { connection, prefix: keys.bullPrefix, concurrency: options.concurrency ?? 5 },
   );
@@ -102,7 +108,8 @@ export function startStandInCrawler(
     worker,
     close: async () => {
       await worker.close();
-      await results.close();
+      await queues.close();
+      await connections.close();
     },
   };
 }

@@ -120,6 +120,7 @@ describe('crawl routes', () => {
 
   it('shows persisted items, hourly stats and leaderboards, through caches the pipeline invalidates', async () => {
     const ip = (await t.api.post('/api/ips', { name: 'Cached', keyword: 'cached' })).body;
+    await processResult(ip.id, []); // its first crawl: the baseline, nothing counted
     await processResult(ip.id, [onSale('a', 100), onSale('b', 200), sold('c', 300)]);
 
     const miss = await t.api.get(`/api/ips/${ip.id}`);

@@ -48,8 +48,9 @@ describe('pipeline crash between persisting and acknowledging', () => {
   });
 
   it('counts the result once and completes the follow-up steps after a SIGKILL', async () => {
-    const ipId = (await sql.query(`INSERT INTO ips (name, keyword, updated_at) VALUES ('Crash', 'crash', now()) RETURNING id`)).rows[0].id as number;
-    procs.push(await spawnPlatform('pipeline', env));
+    // Crawled a minute ago: this result is compared with that crawl and counted (a first crawl counts nothing).
+    const ipId = (await sql.query(`INSERT INTO ips (name, keyword, last_crawled_at, updated_at) VALUES ('Crash', 'crash', now() - interval '1 minute', now()) RETURNING id`)).rows[0].id as number;
+    procs.push(await spawnPlatform('cluster,pipeline', env));
     const taskId = await waitFor(() => q.chain(ipId), { message: 'start-up reconciliation did not schedule the IP' });
     await waitFor(async () => ['waiting', 'delayed'].includes(await q.crawl.getJobState(taskId)));
     await waitFor(async () => (await sql.query('SELECT next_crawl_at FROM ips WHERE id = $1', [ipId])).rows[0].next_crawl_at, { message: 'reconciliation did not finish' });
@@ -75,7 +76,7 @@ describe('pipeline crash between persisting and acknowledging', () => {
     }
     expect(await q.results.getJobState(job.id!)).toBe('active'); // persisted, never acknowledged
 
-    procs.push(await spawnPlatform('pipeline', env));
+    procs.push(await spawnPlatform('cluster,pipeline', env));
     await waitFor(async () => (await q.results.getJobState(job.id!)) === 'completed', { timeoutMs: 30_000, message: 'the result was not re-delivered' });
     const done = (await q.results.getJob(job.id!))!;
     expect(done.returnvalue).toMatchObject({ status: 'duplicate', taskId });

@@ -1,8 +1,9 @@
 /**
- * The result pipeline end to end on the queues: transitions over successive crawls (new_listing,
- * sold, new_sold, price_change, relisted), the hour's stats accumulating across crawls, the same
- * result delivered twice counted once, alerts at most once per IP and hour, the weight rule
- * moving the interval, and the next crawl scheduled at it (closed loop).
+ * The result pipeline end to end on the queues: an IP's first crawl taken as its baseline
+ * (recorded, nothing counted), transitions over successive crawls (new_listing, sold, new_sold,
+ * price_change, relisted), the hour's stats accumulating across crawls, the same result delivered
+ * twice counted once, alerts at most once per IP and hour, the weight rule moving the interval,
+ * and the next crawl scheduled at it (closed loop).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
@@ -41,13 +42,38 @@ describe('result pipeline', () => {
   const stats = (ipId: number) => sql('SELECT inflow, outflow, liquidity_index::float AS liq, sample_count, price_sum::int AS price_sum, min_price, max_price FROM ip_stats_hourly WHERE ip_id = $1 ORDER BY hour_bucket', [ipId]);
   const snapshots = (ipId: number) => sql<{ source_id: string; status: string; price: number; sold_at: Date | null }>('SELECT source_id, status, price, sold_at FROM item_snapshots WHERE ip_id = $1 ORDER BY source_id', [ipId]);
 
+  it('takes an IP\'s first crawl as its baseline: recorded, nothing counted, the weight kept, no alert', async () => {
+    // A first crawl of a busy market: counted, it would be 600 new items, move the weight and
+    // (outflow / inflow = 1 > 0.5 with inflow >= 2) fire high_liquidity.
+    const ip = (await t.api.post('/api/ips', { name: 'Baseline', keyword: 'baseline' })).body;
+    const items = [...Array.from({ length: 300 }, (_, i) => onSale(`on-${i}`, 100 + i)), ...Array.from({ length: 300 }, (_, i) => sold(`sold-${i}`, 200 + i))];
+    const first = await crawl(ip.id, items);
+    expect(first.outcome).toMatchObject({ status: 'processed', baseline: true, items: 600, inflow: 0, outflow: 0, alerts: [], weight: 1, intervalSeconds: 7200 });
+    expect(Object.values(first.outcome.transitions).every((n) => n === 0)).toBe(true);
+
+    const detail = (await t.api.get(`/api/ips/${ip.id}`)).body;
+    expect(detail).toMatchObject({ weight: 1, intervalSeconds: 7200, hourlyStats: [], alerts: [] });
+    expect(detail.lastCrawledAt).not.toBeNull();
+    expect(await sql('SELECT rule FROM alerts WHERE ip_id = $1', [ip.id])).toEqual([]);
+    expect((await t.api.get(`/api/ips/${ip.id}/items?limit=1`)).body.total).toBe(600); // the snapshots are there
+    expect(await q.redis.hget(`wp:item:{${ip.id}}:on-0`, 'status')).toBe('on_sale'); // so are the states to compare with
+    const board = (await t.api.get('/api/leaderboard?type=outflow&hours=24')).body.entries;
+    expect(board.find((e: { ipId: number }) => e.ipId === ip.id)).toBeUndefined();
+
+    // The next crawl is compared with the baseline: two items sold, one new listing.
+    const second = await crawl(ip.id, [...items.slice(2, 300), sold('on-0', 100), sold('on-1', 101), onSale('fresh', 999), ...items.slice(300)]);
+    expect(second.outcome).toMatchObject({ status: 'processed', inflow: 1, outflow: 2, transitions: { new_listing: 1, sold: 2, new_sold: 0, unchanged: 598 } });
+    expect(second.outcome.baseline).toBeUndefined();
+    expect(await stats(ip.id)).toEqual([{ inflow: 1, outflow: 2, liq: 2, sample_count: 2, price_sum: 201, min_price: 100, max_price: 101 }]);
+  });
+
   it('applies every transition over successive crawls and accumulates the hour', async () => {
     const ip = (await t.api.post('/api/ips', { name: 'Transitions', keyword: 't' })).body;
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
     const at = (min: number) => new Date(hour.getTime() + min * 60_000);
 
     const first = await crawl(ip.id, [onSale('a', 100), onSale('b', 200), onSale('c', 300), sold('d', 400)], at(1));
-    expect(first.outcome).toMatchObject({ status: 'processed', items: 4, inflow: 3, outflow: 1, transitions: { new_listing: 3, new_sold: 1, sold: 0, price_change: 0, relisted: 0, unchanged: 0 } });
+    expect(first.outcome).toMatchObject({ status: 'processed', baseline: true, items: 4, inflow: 0, outflow: 0 });
 
     const second = await crawl(ip.id, [sold('a', 100), onSale('b', 250), onSale('c', 300), onSale('e', 500), sold('d', 400)], at(2));
     expect(second.outcome.transitions).toEqual({ new_listing: 1, new_sold: 0, sold: 1, price_change: 1, relisted: 0, unchanged: 2 });
@@ -56,7 +82,7 @@ describe('result pipeline', () => {
     expect(third.outcome.transitions).toMatchObject({ relisted: 1 });
     expect(third.outcome.items).toBe(1);
 
-    expect(await stats(ip.id)).toEqual([{ inflow: 4, outflow: 2, liq: 0.5, sample_count: 2, price_sum: 500, min_price: 100, max_price: 400 }]);
+    expect(await stats(ip.id)).toEqual([{ inflow: 1, outflow: 1, liq: 1, sample_count: 1, price_sum: 100, min_price: 100, max_price: 100 }]);
     expect((await snapshots(ip.id)).map((s) => [s.source_id, s.status, s.price, s.sold_at !== null])).toEqual([
       ['a', 'on_sale', 90, false],
       ['b', 'on_sale', 250, false],
@@ -72,6 +98,7 @@ describe('result pipeline', () => {
 
   it('counts a result delivered twice once, and still leaves exactly one next crawl', async () => {
     const ip = (await t.api.post('/api/ips', { name: 'Twice', keyword: 'twice' })).body;
+    await crawl(ip.id, []); // the baseline
     const { jobId, outcome } = await crawl(ip.id, [onSale('x', 10), onSale('y', 20), sold('z', 30)]);
     expect(outcome.status).toBe('processed');
     const before = { stats: await stats(ip.id), snaps: await snapshots(ip.id), weight: (await sql('SELECT weight FROM ips WHERE id = $1', [ip.id]))[0] };
@@ -86,7 +113,7 @@ describe('result pipeline', () => {
     expect(await stats(ip.id)).toEqual(before.stats);
     expect(await snapshots(ip.id)).toEqual(before.snaps);
     expect((await sql('SELECT weight FROM ips WHERE id = $1', [ip.id]))[0]).toEqual(before.weight);
-    expect((await sql('SELECT count(*)::int AS n FROM processed_results WHERE ip_id = $1', [ip.id]))[0]).toEqual({ n: 1 });
+    expect((await sql('SELECT count(*)::int AS n FROM processed_results WHERE ip_id = $1', [ip.id]))[0]).toEqual({ n: 2 }); // the baseline and this one
     expect((await q.pendingFor(ip.id)).map((j) => j.id)).toEqual(next);
   });
 
@@ -98,6 +125,7 @@ describe('result pipeline', () => {
     await sql(`INSERT INTO ip_stats_hourly (ip_id, hour_bucket, inflow, outflow) VALUES ($1, $2, 10, 1), ($1, $3, 10, 1)`, [ip.id, new Date(hour - 3_600_000), new Date(hour - 7_200_000)]);
 
     const inHour = new Date(hour + 60_000); // the same hour bucket however long the test takes
+    await crawl(ip.id, [], new Date(hour + 30_000)); // the baseline
     await crawl(ip.id, [onSale('p1'), onSale('p2'), sold('s1'), sold('s2'), sold('s3')], inHour);
     const alerts = await sql<{ rule: string; value: number; threshold: number }>('SELECT rule, value, threshold FROM alerts WHERE ip_id = $1 ORDER BY rule', [ip.id]);
     expect(alerts).toEqual([
@@ -115,6 +143,7 @@ describe('result pipeline', () => {
 
   it('moves the weight by what a crawl saw and schedules the next crawl at the new interval', async () => {
     const ip = (await t.api.post('/api/ips', { name: 'Busy', keyword: 'busy' })).body;
+    await crawl(ip.id, [], new Date(Date.now() - 1000)); // the baseline
     const crawledAt = new Date();
     const items = Array.from({ length: 501 }, (_, i) => onSale(`busy-${i}`, 1000 + i));
     const { outcome } = await crawl(ip.id, items, crawledAt);

@@ -26,7 +26,7 @@ describe('scheduler backpressure', () => {
     await seed.query(`INSERT INTO ips (name, keyword, updated_at) SELECT 'IP ' || i, 'kw' || i, now() FROM generate_series(1, 40) AS i`);
     await seed.end();
     t = await startTestPlatform({
-      roles: ['pipeline'],
+      roles: ['cluster', 'pipeline'], // the leader's start-up reconciliation schedules the 40 IPs
       redis,
       db,
       env: { SCHEDULER_BACKPRESSURE_THRESHOLD: '5', SCHEDULER_BATCH_SIZE: '50', SCHEDULER_TICK_MS: '1000', SCHEDULER_SPREAD_SECONDS: '1' },

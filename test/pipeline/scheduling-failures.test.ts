@@ -1,7 +1,8 @@
 /**
  * A crawl that exhausts its attempts lands in the failed set (dead jobs) and its IP is still
- * rescheduled at its interval; so is an IP whose result cannot be processed. Heard by the
- * leader's QueueEvents listener, not by reconciliation (which runs only at start here).
+ * rescheduled at its interval; so is an IP whose result cannot be processed. Done by the crawl
+ * flow's parent (the crawl is an ignored dependency when it fails for good) and by the result
+ * processor on its final failure, not by reconciliation (which runs only at start here).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
@@ -14,7 +15,7 @@ describe('rescheduling after final failures', () => {
   let crawler: ReturnType<typeof startStandInCrawler>;
 
   beforeAll(async () => {
-    t = await startTestPlatform({ roles: ['pipeline', 'api'], env: { JOB_ATTEMPTS: '2', JOB_BACKOFF_MS: '50' } });
+    t = await startTestPlatform({ roles: ['cluster', 'pipeline', 'api'], env: { JOB_ATTEMPTS: '2', JOB_BACKOFF_MS: '50' } });
     q = new CrawlQueues(t.redis.url);
     crawler = startStandInCrawler(t.redis.url, (job) => {
       if (job.data.keyword.startsWith('broken-')) throw new Error(`marketplace unreachable for ${job.data.keyword}`);
@@ -42,6 +43,11 @@ describe('rescheduling after final failures', () => {
     expect(pending.map((j) => j.id)).toEqual([next]);
     expect(await pending[0]!.getState()).toBe('delayed');
     expect(pending[0]!.delay).toBeGreaterThan(7000_000);
+
+    // The crawl's flow: its parent ran without a result and moved the chain on.
+    const parent = (await q.results.getJob(`result-${failedTask}`))!;
+    expect(await parent.getState()).toBe('completed');
+    expect(parent.returnvalue).toMatchObject({ status: 'crawl_failed', reason: 'marketplace unreachable for broken-unlucky', nextTaskId: next });
 
     const dead = await t.api.get('/api/dead-jobs');
     const entry = dead.body.jobs.find((j: { id: string }) => j.id === failedTask);

@@ -27,7 +27,7 @@ describe('exactly one pending crawl per active IP across restarts (1,000 IPs)', 
   let env: NodeJS.ProcessEnv;
 
   async function start() {
-    platform = await startPlatform({ roles: ['pipeline', 'api'], config: loadConfig(env) });
+    platform = await startPlatform({ roles: ['cluster', 'pipeline', 'api'], config: loadConfig(env) });
     api = new ApiClient(platform.apiUrl!);
     await api.login(TEST_ADMIN.username, TEST_ADMIN.password);
   }
@@ -110,7 +110,15 @@ describe('exactly one pending crawl per active IP across restarts (1,000 IPs)', 
     expect(new Set([...second.values()].flat().map((j) => j.id))).toEqual(new Set([...first.values()].flat().map((j) => j.id)));
 
     // Crawls fall due (200 of them) and a crawler takes them; 20 more are triggered by hand, some twice.
-    const crawler = startStandInCrawler(redis.url, (job) => [onSale(`${job.data.ipId}-a`, 100), onSale(`${job.data.ipId}-b`, 200)], { concurrency: 20 });
+    // The manual ones take a moment, so the second trigger of an IP finds its crawl still running.
+    const crawler = startStandInCrawler(
+      redis.url,
+      async (job) => {
+        if (job.data.ipId > 600 && job.data.ipId <= 620) await new Promise((resolve) => setTimeout(resolve, 1000));
+        return [onSale(`${job.data.ipId}-a`, 100), onSale(`${job.data.ipId}-b`, 200)];
+      },
+      { concurrency: 20 },
+    );
     try {
       const manual = Array.from({ length: 20 }, (_, i) => 601 + i);
       for (const id of manual) {

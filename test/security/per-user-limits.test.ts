@@ -2,7 +2,7 @@
  * Finding 10: no limit per user: one user could add any number of feeds; a 90,000-item feed stored
  * 90,000 rows in seconds and articles were kept forever. Now FEEDS_MAX_PER_USER bounds a user's
  * feeds (also under parallel subscriptions), FEED_MAX_ITEMS_PER_DOCUMENT the items stored per
- * refresh, and the feed-housekeeping job scheduler trims each feed to its newest
+ * refresh, and the feeds-trim-articles maintenance task trims each feed to its newest
  * ARTICLES_KEEP_PER_FEED articles.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +19,7 @@ describe('per-user limits', () => {
   beforeAll(async () => {
     server = await startFeedServer();
     t = await startTestPlatform({
-      roles: ['feeds', 'api'],
+      roles: ['cluster', 'feeds', 'api'],
       env: {
         FEEDS_MAX_PER_USER: '3',
         ARTICLES_KEEP_PER_FEED: '30',
@@ -57,7 +57,7 @@ describe('per-user limits', () => {
     expect(await t.platform.ctx.db.prisma.article.count({ where: { feedId: feed.body.id } })).toBe(30);
   });
 
-  it('trims older articles to the newest ARTICLES_KEEP_PER_FEED with the feed-housekeeping job scheduler', async () => {
+  it('trims older articles to the newest ARTICLES_KEEP_PER_FEED with the feeds-trim-articles maintenance task', async () => {
     const { prisma, pool } = t.platform.ctx.db;
     const admin = await prisma.user.findUniqueOrThrow({ where: { username: 'admin' } });
     // A feed holding 90 articles from before the limit (no refresh of it runs: the URL is never fetched here).
@@ -67,12 +67,11 @@ describe('per-user limits', () => {
        SELECT $1, $2, 'https://feeds.example.com/old/' || i, 'old ' || i, timestamptz '2024-01-01' + i * interval '1 hour', now() FROM generate_series(1, 90) i`,
       [feed.id, admin.id],
     );
-    const queue = t.platform.ctx.queues.queue('feedHousekeeping');
-    const schedulers = await queue.getJobSchedulers();
-    expect(schedulers.map((s) => s.key)).toContain('feed-housekeeping-trim-articles');
+    const queue = t.platform.ctx.queues.queue('maintenance');
+    await waitFor(async () => (await queue.getJobSchedulers()).some((s) => s.key === 'feeds-trim-articles'), { timeoutMs: 20_000, message: 'the trim task\'s scheduler' });
     // The scheduler's next run is an hour away: run its job now, as the scheduler would.
-    const job = await queue.add('trim-articles', { task: 'trim-articles' });
-    await waitFor(async () => (await job.getState()) === 'completed', { timeoutMs: 20_000, message: 'housekeeping job did not complete' });
+    const job = await queue.add('feeds-trim-articles', { task: 'feeds-trim-articles' });
+    await waitFor(async () => (await job.getState()) === 'completed', { timeoutMs: 20_000, message: 'the trim task did not complete' });
     const kept = await prisma.article.findMany({ where: { feedId: feed.id }, orderBy: { publishedAt: 'asc' }, select: { title: true } });
     expect(kept.map((a) => a.title)).toEqual(Array.from({ length: 30 }, (_, i) => `old ${61 + i}`));
     expect((await prisma.feed.findUniqueOrThrow({ where: { id: feed.id } })).articleCount).toBe(30);

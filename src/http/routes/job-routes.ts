@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import type { PlatformContext } from '../../context.js';
-import { JobInspector, JOB_STATES } from '../../queues/job-inspector.js';
+import { createFeedServices } from '../../feeds/feed-services.js';
+import { replayDeadRefresh } from '../../feeds/replay-refresh.js';
+import { createScheduler } from '../../pipeline/components.js';
+import { JobInspector, JOB_STATES, type ReplayHandler } from '../../queues/job-inspector.js';
 import { queues } from '../../queues/definitions.js';
 import { decimalInt, defineRoute, type AnyRoute } from '../route.js';
 
@@ -38,7 +41,15 @@ const taskParams = z.object({ task_id: jobId });
  * refreshes of its own feeds (any other task answers 404 as if it did not exist).
  */
 export function jobRoutes(ctx: PlatformContext): AnyRoute[] {
-  const inspector = new JobInspector({ queues: ctx.queues, redis: ctx.redis });
+  // Replays of chained jobs go through their chain: never a second pending crawl or refresh.
+  const crawls = createScheduler(ctx);
+  const feeds = createFeedServices(ctx).scheduler;
+  const replay = new Map<string, ReplayHandler>([
+    [queues.crawl.name, (job) => crawls.replay('crawl', job.id!)],
+    [queues.crawlResult.name, (job) => crawls.replay('crawl-result', job.id!)],
+    [queues.feedRefresh.name, (job) => replayDeadRefresh({ prisma: ctx.db.prisma, scheduler: feeds }, job.id!)],
+  ]);
+  const inspector = new JobInspector({ queues: ctx.queues, redis: ctx.redis, replay });
   const ownsFeed = async (userId: number, feedId: unknown) =>
     typeof feedId === 'number' && (await ctx.db.prisma.feed.count({ where: { id: feedId, userId } })) > 0;
   return [

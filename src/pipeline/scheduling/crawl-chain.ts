@@ -5,11 +5,12 @@
  * States of an IP's entry:
  *   absent        not scheduled: inactive or deleted IP (or Redis lost it; reconciliation repairs)
  *   T (pending)   crawl job T is delayed, waiting or prioritized
- *   T (running)   crawl job T is active, or completed with its result `result-T` in the pipeline
+ *   T (running)   crawl job T is active, or over (completed, or failed for good) with its flow's
+ *                 parent `result-T` in the pipeline
  *
  * Moves (each one Lua script, so concurrent API calls, pipeline workers and the leader agree):
  *   claim(ip, T)          absent → T                      (new IP, activation, reconciliation)
- *   advance(ip, T, N)     T → N = nextTaskId(T)           (result processed, or crawl T failed)
+ *   advance(ip, T, N)     T → N = nextTaskId(T)           (result processed, or T ended without one)
  *   release(ip, [T])      any (or exactly T) → absent     (deactivate, delete)
  *
  * The entry is written BEFORE the BullMQ job is added, so a crawl job in a pending or active set

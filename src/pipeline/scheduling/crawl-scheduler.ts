@@ -1,11 +1,17 @@
 /**
  * Scheduling operations on IPs' crawl chains, used by the API (create, trigger, update,
- * delete), the pipeline (closed loop), the failure listener and reconciliation.
+ * delete, replay), the pipeline (closed loop, failures) and reconciliation.
  *
  * A pending crawl is a BullMQ job on queue `crawl` whose id is the task id (delayed until due;
  * the delayed set replaces the reference's schedule ZSET and its precise sleep). Which task holds
  * an IP's chain is kept in CrawlChain; only the holder's job may exist, so each active IP has
  * exactly one crawl pending or running, whatever mix of triggers, retries and restarts.
+ *
+ * Once taken by a crawler the crawl is the child of a flow whose parent, `result-<taskId>` on
+ * `crawl-result`, processes its result (src/crawl/crawl-flow.ts). The parent is what moves the
+ * chain on: with the result (process-result.ts) or, when the crawl failed for good, without it
+ * (`afterFailure`); a parent that fails for good moves it on too. Every move is `advance` from
+ * the task's own id to its derived successor, so each of them may run any number of times.
  */
 import type { Job, Queue } from 'bullmq';
 import type { Database } from '../../db/client.js';
@@ -15,7 +21,7 @@ import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
 import type { PipelineSettings } from '../settings.js';
 import { CrawlChain, type AdvanceOutcome } from './crawl-chain.js';
-import { newTaskId, nextTaskId, resultJobId } from './task-ids.js';
+import { ipIdOfTask, newTaskId, nextTaskId, resultJobId, taskOfResultJob } from './task-ids.js';
 
 export interface SchedulableIp {
   id: number;
@@ -31,11 +37,27 @@ const IN_FLIGHT: readonly string[] = [...PENDING, 'active'];
 export type LinkState =
   | 'pending' // crawl job delayed / waiting / prioritized
   | 'running' // crawl job active
-  | 'in_pipeline' // crawl done, its result waiting for or in the pipeline
+  | 'in_pipeline' // crawl over (done, or failed for good), its flow's parent waiting for or in the pipeline
   | 'finished' // crawl and result both done (or failed): the chain should have moved on
   | 'missing'; // no crawl job, no result: the job was never added (crash) or was deleted
 
 export type CrawlNowStatus = 'queued' | 'moved_forward' | 'already_queued' | 'running';
+
+/** What replaying a dead job of a crawl chain did (see CrawlScheduler.replay). */
+export interface ReplayOutcome {
+  /** The dead job asked for. */
+  jobId: string;
+  /**
+   * retried: the dead result processing runs again (the crawl's result is still attached);
+   * crawl_now: the IP's current crawl (`taskId`) was brought forward to now, the dead crawl removed;
+   * ip_inactive / ip_gone: nothing done (the IP is not crawled any more).
+   */
+  status: 'retried' | 'crawl_now' | 'ip_inactive' | 'ip_gone';
+  /** The job that carries the replay: the retried job, or the IP's current crawl. */
+  taskId?: string;
+  /** For crawl_now: how the current crawl was brought forward (see crawlNow). */
+  crawl?: CrawlNowStatus;
+}
 
 export interface SchedulerDeps {
   queues: QueueRegistry;
@@ -115,15 +137,18 @@ export class CrawlScheduler {
     return { ...outcome, next };
   }
 
-  /** Where the chain link of `taskId` stands, from the crawl job, its result job and the DB. */
+  /**
+   * Where the chain link of `taskId` stands, from the crawl job, its flow's parent and the DB. A
+   * crawl that failed for good is still in the pipeline while its parent has not run (the parent
+   * is what moves the chain on after a failure).
+   */
   async linkState(taskId: string): Promise<LinkState> {
     const state = await this.queue.getJobState(taskId);
     if (PENDING.includes(state)) return 'pending';
     if (state === 'active') return 'running';
-    if (state === 'failed') return 'finished';
     const resultState = await this.deps.queues.queue('crawlResult').getJobState(resultJobId(taskId));
     if (IN_FLIGHT.includes(resultState)) return 'in_pipeline';
-    if (state === 'completed' || resultState === 'completed' || resultState === 'failed') return 'finished';
+    if (state === 'completed' || state === 'failed' || resultState === 'completed' || resultState === 'failed') return 'finished';
     const processed = await this.deps.db.prisma.processedResult.findUnique({ where: { taskId }, select: { taskId: true } });
     return processed ? 'finished' : 'missing';
   }
@@ -171,6 +196,16 @@ export class CrawlScheduler {
       }
       if (state === 'waiting' || state === 'prioritized' || state === 'waiting-children') return { taskId, status: 'already_queued' };
       if (state === 'active') return { taskId, status: 'running' };
+      if (state === 'failed') {
+        // Failed for good; its flow's parent would move the chain on at the interval: move it on
+        // now instead, due now (the parent's later advance from the same task finds it done).
+        const r = await this.advance(ip, taskId, Date.now());
+        if (r.kind === 'advanced') {
+          await this.recordNextCrawl([{ ipId: ip.id, dueAt: Date.now() }]);
+          return { taskId: r.next, status: 'queued' };
+        }
+        continue;
+      }
       const link = await this.linkState(taskId);
       if (link === 'in_pipeline') return { taskId, status: 'running' };
       if (link === 'missing') {
@@ -180,6 +215,58 @@ export class CrawlScheduler {
       if (link === 'finished') await this.advance(ip, taskId, Date.now());
     }
     throw new Error(`could not settle the crawl chain of IP ${ip.id}`);
+  }
+
+  /**
+   * Task `taskId` ended without a result: its crawl failed for good (or was removed), or its
+   * result could not be processed. When it is still its IP's current link, the IP's next crawl is
+   * scheduled at its interval (the successor's id is derived, so this may run any number of times,
+   * also after the result was processed). Returns the successor when the chain moved on now.
+   */
+  async afterFailure(taskId: string): Promise<{ advanced: boolean; next?: string }> {
+    const ipId = ipIdOfTask(taskId);
+    if (ipId === undefined) return { advanced: false };
+    const ip = await this.deps.db.prisma.ip.findUnique({ where: { id: ipId } });
+    if (!ip?.active) return { advanced: false };
+    const dueAt = Date.now() + ip.intervalSeconds * 1000;
+    const r = await this.advance(ip, taskId, dueAt);
+    if (r.kind !== 'advanced') return { advanced: false };
+    await this.recordNextCrawl([{ ipId, dueAt }]);
+    this.deps.logger.info({ ipId, taskId, next: r.next }, 'crawl task ended without a result; IP rescheduled at its interval');
+    return { advanced: true, next: r.next };
+  }
+
+  /**
+   * Replays a dead job of a crawl chain (the dead-job console) so that it rejoins its chain,
+   * never as a second pending crawl of its IP:
+   *   - `result-T` (its processing failed for good): retried with its attempts reset. The crawl's
+   *     result is still attached to it, so the browser does not run again; the result is counted
+   *     once (processed_results), and the chain advance from T finds the chain already at T's
+   *     successor (scheduled when it failed), so no crawl is added.
+   *   - crawl `T` (failed for good): retrying T itself would crawl a link whose failure was
+   *     processed (or is about to be), beside the successor. Instead the IP's current crawl runs
+   *     now (crawlNow: a chain still at T advances to T's successor due now; a pending successor
+   *     is promoted; a queued or running one is reused). The dead job then leaves the failed set.
+   * Throws when `jobId` is not a failed job of `crawl` or `crawl-result`.
+   */
+  async replay(queue: 'crawl' | 'crawl-result', jobId: string): Promise<ReplayOutcome> {
+    const q = queue === 'crawl' ? this.queue : this.deps.queues.queue('crawlResult');
+    const job = await q.getJob(jobId);
+    const state = job ? await job.getState() : 'unknown';
+    if (!job || state !== 'failed') throw new Error(`job "${jobId}" of queue "${queue}" is ${state === 'unknown' ? 'not there' : state}, not failed`);
+    const taskId = queue === 'crawl' ? jobId : taskOfResultJob(jobId);
+    const ipId = taskId === undefined ? undefined : ipIdOfTask(taskId);
+    if (taskId === undefined || ipId === undefined) throw new Error(`job "${jobId}" is not part of a crawl chain`);
+    const ip = await this.deps.db.prisma.ip.findUnique({ where: { id: ipId } });
+    if (!ip) return { jobId, status: 'ip_gone' };
+    if (!ip.active) return { jobId, status: 'ip_inactive' };
+    if (queue === 'crawl-result') {
+      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      return { jobId, status: 'retried', taskId: jobId };
+    }
+    const current = await this.crawlNow(ip);
+    await job.remove().catch(() => undefined);
+    return { jobId, status: 'crawl_now', taskId: current.taskId, crawl: current.status };
   }
 
   /** Stops an IP's crawls: its chain entry goes, and its pending job with it (a running one finishes, unscheduled). */

@@ -1,7 +1,8 @@
 /**
- * Reconciliation of the IPs in the DB with the crawl chains and BullMQ (the leader runs it at
- * start and every SCHEDULER_RECONCILE_INTERVAL; reference: marketplace-crawler.md 2.6 and the
- * janitor of 7.2, whose other half BullMQ's stalled-job check does).
+ * Reconciliation of the IPs in the DB with the crawl chains and BullMQ (the leader's
+ * `crawl-reconcile` maintenance task, when it takes over and every SCHEDULER_RECONCILE_INTERVAL;
+ * reference: marketplace-crawler.md 2.6 and the janitor of 7.2, whose other half BullMQ's
+ * stalled-job check does).
  *
  * Afterwards: every active IP has a chain entry whose crawl is pending, running or in the
  * pipeline; no inactive or deleted IP has an entry or a pending crawl; no pending crawl job

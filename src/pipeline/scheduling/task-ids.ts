@@ -9,7 +9,7 @@
  * random suffix; each next task's suffix is derived from the previous task id (32 bits, within one
  * IP's ids: short, because every id is stored four times per pending crawl). Deriving it makes
  * "advance the chain from task T" idempotent: a pipeline worker killed after moving the chain
- * on, and the failure listener racing it, all compute the same next id, and BullMQ ignores an
+ * on, and the failure path of the crawl's flow racing it, all compute the same next id, and BullMQ ignores an
  * add whose job id exists.
  */
 import { createHash, randomBytes } from 'node:crypto';

@@ -28,7 +28,7 @@ export const crawlPageError = z.object({
 });
 export type CrawlPageError = z.infer<typeof crawlPageError>;
 
-/** What the crawler returns and the pipeline consumes. */
+/** What the crawler returns (the crawl job's return value) and the pipeline consumes. */
 export const crawlResultPayload = z.object({
   ipId: z.number().int().positive(),
   taskId: z.string().min(1),
@@ -41,3 +41,16 @@ export const crawlResultPayload = z.object({
   crawledBy: z.string().max(256).optional(),
 });
 export type CrawlResultPayload = z.infer<typeof crawlResultPayload>;
+
+/** The processing of one crawl's result: the parent of the crawl job in its flow (the result is the child's return value). */
+export const crawlResultRef = z.object({
+  ipId: z.number().int().positive(),
+  taskId: z.string().min(1).max(128),
+});
+
+/**
+ * A `crawl-result` job: the flow parent of a crawl (ids only), or a result delivered on its own
+ * with the result in the job (a standalone job, e.g. queued before crawls were flows).
+ */
+export const crawlResultJobPayload = z.union([crawlResultPayload, crawlResultRef]);
+export type CrawlResultJobPayload = z.infer<typeof crawlResultJobPayload>;

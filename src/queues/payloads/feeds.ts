@@ -12,7 +12,3 @@ export const feedRefreshPayload = z.object({
   domain: z.string().min(1).max(253).optional(),
 });
 export type FeedRefreshPayload = z.infer<typeof feedRefreshPayload>;
-
-/** Feed housekeeping, run by the `feed-housekeeping` job scheduler: `trim-articles` keeps the newest ARTICLES_KEEP_PER_FEED per feed. */
-export const feedHousekeepingPayload = z.object({ task: z.enum(['trim-articles']) });
-export type FeedHousekeepingPayload = z.infer<typeof feedHousekeepingPayload>;

@@ -9,6 +9,8 @@ describe('isDatabaseUnavailable', () => {
     [{ code: '08006', message: 'connection failure' }, true],
     [new Error('Connection terminated unexpectedly'), true],
     [new Error('timeout exceeded when trying to connect'), true],
+    [{ code: 'P1001', message: "Can't reach database server" }, true],
+    [new Error('driver adapter error', { cause: { code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' } }), true],
     [{ code: '23505', message: 'duplicate key value' }, false],
     [{ code: '42P01', message: 'relation "titles" does not exist' }, false],
     [new Error('something else'), false],

@@ -1,0 +1,105 @@
+/**
+ * Backpressure, run by the leader of the `crawl-scheduler` work: every SCHEDULER_TICK_MS it looks
+ * two ticks ahead for due crawls and holds back those beyond SCHEDULER_BACKPRESSURE_THRESHOLD
+ * waiting crawls (backpressure.ts), before BullMQ promotes them by itself.
+ *
+ * The one periodic piece of the crawl scheduler that is not a job scheduler on the `maintenance`
+ * queue (a documented exception): it must act within a tick (1 s by default, down to 50 ms) of a
+ * crawl falling due, every tick, which a job per tick (86,400 a day, each queued behind the other
+ * maintenance work) would not do. Instead each round is reported as metrics
+ * (wp_scheduler_backpressure_rounds_total{outcome}, wp_scheduler_backpressure_round_seconds,
+ * wp_scheduler_held_back_total) and a failed round is logged; the next one retries.
+ *
+ * It runs in the leader's term (startTermLoop): every round checks `term.isCurrent()` first, so a
+ * leader resumed after a pause past its lease runs no further round, and the loop stops when the
+ * term ends.
+ */
+import { Job } from 'bullmq';
+import type { LeaderTerm } from '../../context.js';
+import type { Logger } from '../../logging/logger.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { RedisClient } from '../../redis/connection.js';
+import { startTermLoop } from '../../cluster/term-loop.js';
+import type { PipelineSettings } from '../settings.js';
+import { planBackpressure, type DueCrawl } from './backpressure.js';
+import type { CrawlScheduler } from './crawl-scheduler.js';
+
+export interface BackpressureDeps {
+  scheduler: CrawlScheduler;
+  redis: RedisClient;
+  settings: PipelineSettings;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/** The most held-back crawls handled in one round; more stay for the next rounds. */
+const MAX_HOLD_BACK_PER_TICK = 5000;
+
+/** The scheduler's metrics; the role registers them at start, so every pipeline process exports them. */
+export function schedulerMetrics(metrics: Metrics) {
+  return {
+    heldBack: metrics.counter('wp_scheduler_held_back_total', 'Due crawls pushed back by backpressure.'),
+    rounds: metrics.counter('wp_scheduler_backpressure_rounds_total', 'Backpressure rounds run by the crawl-scheduler leader, by outcome (ok, failed).', ['outcome']),
+    roundSeconds: metrics.histogram('wp_scheduler_backpressure_round_seconds', 'Duration of a backpressure round.', [], [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5]),
+    reconciled: metrics.counter('wp_scheduler_reconciled_total', 'Changes made by reconciliation, by action.', ['action']),
+    finalFailures: metrics.counter('wp_scheduler_final_failures_total', 'Crawl tasks that ended without a result (queue crawl: the crawl failed for good; crawl-result: its processing did); their IP was rescheduled.', ['queue']),
+  };
+}
+
+/** Holds back due crawls beyond the threshold (see backpressure.ts). One round. */
+export async function applyBackpressure(deps: Pick<BackpressureDeps, 'scheduler' | 'redis' | 'settings'>): Promise<{ waiting: number; due: number; released: number; heldBack: number }> {
+  const { scheduler, redis, settings } = deps;
+  const queue = scheduler.queue;
+  const now = Date.now();
+  const lookAheadMs = settings.tickMs * 2;
+  const counts = await queue.getJobCounts('waiting', 'prioritized');
+  const waiting = (counts.waiting ?? 0) + (counts.prioritized ?? 0);
+  const limit = Math.max(0, settings.backpressureThreshold - waiting) + MAX_HOLD_BACK_PER_TICK;
+  const raw = await redis.zrangebyscore(queue.keys.delayed!, 0, (now + lookAheadMs + 1) * 0x1000 - 1, 'WITHSCORES', 'LIMIT', 0, limit);
+  const due: DueCrawl[] = [];
+  for (let i = 0; i < raw.length; i += 2) due.push({ jobId: raw[i]!, dueAt: Math.floor(Number(raw[i + 1]) / 0x1000) });
+  const plan = planBackpressure({
+    now,
+    waiting,
+    due,
+    threshold: settings.backpressureThreshold,
+    batchSize: settings.batchSize,
+    lookAheadMs,
+    slotMs: settings.tickMs / Math.max(1, Math.min(settings.batchSize, settings.backpressureThreshold)),
+  });
+  if (!plan.holdBack.length) return { waiting, due: due.length, released: plan.release, heldBack: 0 };
+  const results = await Promise.all(
+    plan.holdBack.map((h) =>
+      new Job(queue, 'crawl', {}, {}, h.jobId).changeDelay(Math.max(0, h.dueAt - Date.now())).then(
+        () => 1,
+        () => 0, // promoted or removed meanwhile
+      ),
+    ),
+  );
+  return { waiting, due: due.length, released: plan.release, heldBack: results.reduce<number>((a, b) => a + b, 0) };
+}
+
+/** Starts the rounds for one leader term; the returned function stops them (awaiting a round in progress). */
+export function startBackpressureLoop(deps: BackpressureDeps, term: LeaderTerm): () => Promise<void> {
+  const logger = deps.logger.child({ component: 'crawl-scheduler', term: term.token });
+  const m = schedulerMetrics(deps.metrics);
+  return startTermLoop(
+    term,
+    deps.settings.tickMs,
+    async () => {
+      const started = performance.now();
+      try {
+        const round = await applyBackpressure(deps);
+        m.rounds.inc({ outcome: 'ok' });
+        m.heldBack.inc(round.heldBack);
+        logger.debug({ ...round, ms: Math.round(performance.now() - started) }, 'backpressure round');
+      } catch (err) {
+        m.rounds.inc({ outcome: 'failed' });
+        throw err;
+      } finally {
+        m.roundSeconds.observe((performance.now() - started) / 1000);
+      }
+    },
+    (err) => logger.warn({ err: (err as Error)?.message }, 'backpressure round failed; the next round retries'),
+  );
+}
