@@ -20,6 +20,6 @@ export const feedSettings = {
   maxPerUser: setting('FEEDS_MAX_PER_USER', int(1), 200, 'Feeds one user may subscribe to (409 feed_limit_reached beyond).'),
   articlesKeepPerFeed: setting('ARTICLES_KEEP_PER_FEED', int(1), 1000, 'Articles kept per feed: the newest (by published date, then id); the housekeeping job deletes older ones.'),
   maxItemsPerDocument: setting('FEED_MAX_ITEMS_PER_DOCUMENT', int(1), 1000, 'Items of one feed document stored per refresh (the first ones in the document; the rest are counted as truncatedItems).'),
-  housekeepingIntervalSeconds: setting('FEED_HOUSEKEEPING_INTERVAL_SECONDS', int(10), 3600, 'How often the feeds-trim-articles maintenance task trims articles past ARTICLES_KEEP_PER_FEED.'),
+  housekeepingIntervalSeconds: setting('FEED_HOUSEKEEPING_INTERVAL_SECONDS', int(1), 3600, 'How often the feeds-trim-articles maintenance task trims articles past ARTICLES_KEEP_PER_FEED.'),
   reconcileIntervalSeconds: setting('FEED_RECONCILE_INTERVAL_SECONDS', int(0), 600, 'How often the leader checks that every feed has its one pending periodic refresh and repairs a lost one (0 = only at start).'),
 };

@@ -204,7 +204,7 @@ describe('platform on a 3-master Redis Cluster', () => {
   it('runs every maintenance task of the leader on its job scheduler (maintenance)', async () => {
     const queue = ctx().queues.queue('maintenance');
     const tasks = (await queue.getJobSchedulers(0, -1)).map((s) => s.key).sort();
-    expect(tasks).toEqual(['crawl-reconcile', 'feeds-reconcile', 'instance-registry-trim', 'processed-results-trim', 'shared-config-publish']);
+    expect(tasks).toEqual(['crawl-reconcile', 'feeds-reconcile', 'feeds-trim-articles', 'instance-registry-trim', 'processed-results-trim', 'shared-config-publish']);
     await waitFor(async () => {
       const done = new Set((await queue.getJobs(['completed'], 0, -1)).map((j) => j?.name));
       return tasks.every((task) => done.has(task));

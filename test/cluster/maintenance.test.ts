@@ -22,6 +22,7 @@ const keys = createKeys('wp');
 const TASKS = {
   'crawl-reconcile': 2000,
   'feeds-reconcile': 2000,
+  'feeds-trim-articles': 3000,
   'instance-registry-trim': 1500,
   'processed-results-trim': 2000,
   'shared-config-publish': 500,
@@ -54,6 +55,7 @@ describe('maintenance queue', () => {
         CONFIG_REFRESH_INTERVAL_MS: '500',
         SCHEDULER_RECONCILE_INTERVAL: '2',
         FEED_RECONCILE_INTERVAL_SECONDS: '2',
+        FEED_HOUSEKEEPING_INTERVAL_SECONDS: '3',
       },
     });
   });
@@ -80,7 +82,7 @@ describe('maintenance queue', () => {
     for (const task of Object.keys(TASKS)) await waitFor(async () => (await completedRuns(task)).length >= 2, { timeoutMs: 20_000, message: `${task} did not run twice` });
     // The start-up runs of a leader's term.
     const starts = (await queue.getJobs(['completed'], 0, -1)).filter((j) => j?.id?.includes('@term-')).map((j) => j.name);
-    expect(new Set(starts)).toEqual(new Set(['crawl-reconcile', 'feeds-reconcile', 'shared-config-publish']));
+    expect(new Set(starts)).toEqual(new Set(['crawl-reconcile', 'feeds-reconcile', 'feeds-sanitize-articles', 'shared-config-publish']));
 
     const reconcile = (await completedRuns('crawl-reconcile'))[0]!;
     expect(reconcile.processedBy).toBe('maint-1');

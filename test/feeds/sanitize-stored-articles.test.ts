@@ -31,7 +31,7 @@ describe('sanitizing stored articles', () => {
     await server?.stop();
   });
 
-  it('cleans what an older version stored, once the feeds leader starts, and serves it clean', async () => {
+  it('cleans what an older version stored, once a leader starts its maintenance, and serves it clean', async () => {
     const env = { FEED_DOMAIN_MIN_INTERVAL_MS: '0', FEED_RECONCILE_INTERVAL_SECONDS: '0', FEED_SANITIZE_BATCH_SIZE: '3' };
     // An API-only platform: a feed, and articles as the code before sanitizing stored them.
     t = await startTestPlatform({ roles: ['api'], redis, db, env });
@@ -65,8 +65,8 @@ describe('sanitizing stored articles', () => {
     expect(before.filter((a) => /<script>/.test(a.title ?? ''))).toHaveLength(OLD);
     await t.stop();
 
-    // The feeds role starts: its leader runs the job.
-    t = await startTestPlatform({ roles: ['feeds', 'api'], redis, db, env });
+    // A platform with the cluster role starts: its leader runs the feeds-sanitize-articles task.
+    t = await startTestPlatform({ roles: ['cluster', 'api'], redis, db, env });
     const api = t.api;
     const read = async () => (await api.get(`/api/feeds/${feedId}/articles?limit=50`)).body.articles as any[];
     await waitFor(async () => (await read()).every((a) => !/[<>]/.test(a.title ?? '')), { timeoutMs: 30_000, message: 'stored articles were not sanitized' });
