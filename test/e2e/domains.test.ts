@@ -140,17 +140,29 @@ describe('crawl, pipeline, pools, messages and dead jobs through npm start', () 
     expect((await api.get(`/api/feeds/${sub.body.id}`)).body).toMatchObject({ status: 'error' });
 
     feeds.setStatus('gone', undefined);
+    // The replay takes the dead refresh's place in the feed's chain: the feed's one pending
+    // refresh runs now (never a second one), and the dead job goes.
     const retried = await api.post(`/api/queues/feed-refresh/jobs/${dead.id}/retry`);
     expect(retried.status).toBe(200);
+    expect(retried.body.chain).toMatchObject({ status: expect.stringMatching(/^(moved_forward|already_queued|running|queued)$/), taskId: expect.any(String) });
     const done = await waitFor(
       async () => {
-        const task = (await api.get(`/api/tasks/${dead.id}`)).body;
+        const task = (await api.get(`/api/tasks/${retried.body.chain.taskId}`)).body;
         return task.state === 'completed' ? task : undefined;
       },
-      { timeoutMs: 60_000, message: 'the replayed job' },
+      { timeoutMs: 60_000, message: 'the replayed refresh' },
     );
     expect(done.result).toMatchObject({ outcome: 'refreshed', inserted: 3 });
     expect((await api.get(`/api/feeds/${sub.body.id}`)).body).toMatchObject({ status: 'ok', lastError: null });
+    expect((await api.get(`/api/dead-jobs?queue=feed-refresh&q=${dead.id}`)).body.total).toBe(0);
+    // One pending refresh for the feed afterwards: the chain goes on, once.
+    await waitFor(
+      async () => {
+        const pending = await Promise.all(['delayed', 'waiting', 'prioritized'].map(async (state) => (await api.get(`/api/queues/feed-refresh/jobs?state=${state}`)).body.jobs as { data: { feedId: number } }[]));
+        return pending.flat().filter((j) => j.data.feedId === sub.body.id).length === 1;
+      },
+      { timeoutMs: 30_000, message: 'exactly one pending refresh of the feed' },
+    );
   });
 
   it('logged no error and failed no job that the test did not cause', () => {
