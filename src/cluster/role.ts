@@ -13,6 +13,7 @@ import { CLUSTER_WORK } from './lease-manager.js';
 import { publishSharedConfig } from './publish-shared-config.js';
 import { SharedConfigStore } from './shared-config-store.js';
 import { startTermLoop } from './term-loop.js';
+import { toError } from '../errors.js';
 
 export async function startClusterRole(ctx: PlatformContext): Promise<RoleHandle> {
   const logger = ctx.logger.child({ role: 'cluster' });
@@ -34,7 +35,7 @@ export async function startClusterRole(ctx: PlatformContext): Promise<RoleHandle
       async () => {
         await publishSharedConfig(publishDeps, term);
       },
-      (err) => logger.warn({ err: (err as Error)?.message }, 'shared config generation failed; next round retries'),
+      (err) => logger.warn({ err: toError(err).message }, 'shared config generation failed; next round retries'),
     );
     const stopCleanup = startTermLoop(
       term,
@@ -43,7 +44,7 @@ export async function startClusterRole(ctx: PlatformContext): Promise<RoleHandle
         const removed = await trimRegistry(ctx.redis, ctx.keys, settings.instanceTtlMs);
         if (removed) logger.info({ removed }, 'instance registry: trimmed instances not heard from');
       },
-      (err) => logger.warn({ err: (err as Error)?.message }, 'instance registry cleanup failed; next round retries'),
+      (err) => logger.warn({ err: toError(err).message }, 'instance registry cleanup failed; next round retries'),
     );
     const stop = async () => {
       stops.delete(stop);
