@@ -42,6 +42,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     const code = typeof e.code === 'string' ? e.code : '';
     const message = typeof e.message === 'string' ? e.message : '';
     if (NETWORK_CODES.has(code) || isUnavailableSqlState(code) || PRISMA_UNREACHABLE.has(code) || DRIVER_MESSAGE.test(message)) return true;
+    if (e.name === 'DriverAdapterError' && /connect|closed|terminated/i.test(message)) return true;
     const cause = adapterCause(e);
     if (cause) {
       if (typeof cause.kind === 'string' && ADAPTER_UNREACHABLE.has(cause.kind)) return true;
