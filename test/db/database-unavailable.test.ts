@@ -63,19 +63,28 @@ describe('isDatabaseUnavailable on real errors', () => {
   });
 
   it('recognises a connection the server ends during a query, through pg and through Prisma', async () => {
-    const terminateSleepers = async () => {
-      for (let i = 0; i < 100; i++) {
-        const { rowCount } = await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()");
-        if (rowCount) return;
+    const ended: number[] = [];
+    /** Ends the backend running the sleeping query (not one ended before, which may still be listed while it exits). */
+    const terminateSleeper = async () => {
+      for (let i = 0; i < 250; i++) {
+        const { rows } = await admin.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid() AND NOT (pid = ANY($1::int[]))",
+          [ended],
+        );
+        if (rows.length) {
+          ended.push(rows[0]!.pid);
+          await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+          return;
+        }
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       throw new Error('the sleeping query never showed up');
     };
     const viaPg = failureOf(() => db.pool.query('SELECT pg_sleep(30)'));
-    await terminateSleepers();
-    const viaPrisma = failureOf(() => db.prisma.$queryRaw`SELECT pg_sleep(30)`);
-    await terminateSleepers();
+    await terminateSleeper();
     expect(isDatabaseUnavailable(await viaPg)).toBe(true);
+    const viaPrisma = failureOf(() => db.prisma.$queryRaw`SELECT pg_sleep(30)`);
+    await terminateSleeper();
     expect(isDatabaseUnavailable(await viaPrisma)).toBe(true);
   });
 
