@@ -47,6 +47,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { acquireLease, leaseValue, releaseLease, renewLease } from './lease-scripts.js';
 import { localDeadline, nextAttemptDelayMs, renewEveryMs, retryDelayMs } from './lease-timing.js';
+import { toError } from '../errors.js';
 
 /** The work whose holder is "the leader" of the platform (registered by the cluster role). */
 export const CLUSTER_WORK = 'cluster';
@@ -332,6 +333,6 @@ export class LeaseManager implements Leadership {
   private redisUnreachable(err: unknown, work: string): void {
     if (this.redisDown) return;
     this.redisDown = true;
-    this.deps.logger.warn({ work, err: (err as Error)?.message }, 'leases: Redis command failed; held leases last until their local deadline');
+    this.deps.logger.warn({ work, err: toError(err).message }, 'leases: Redis command failed; held leases last until their local deadline');
   }
 }

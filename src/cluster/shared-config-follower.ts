@@ -16,6 +16,7 @@ import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { digestOf } from './shared-config.js';
 import type { SharedConfigStore } from './shared-config-store.js';
+import { toError } from '../errors.js';
 
 export interface SharedConfigFollowerDeps {
   store: SharedConfigStore;
@@ -108,7 +109,7 @@ export class SharedConfigFollower implements SharedConfigView {
   private async fallBack(err: unknown): Promise<void> {
     if (!this.redisDown) {
       this.redisDown = true;
-      this.logger.warn({ err: (err as Error)?.message }, 'shared config: Redis unreachable; running on a config computed locally from the database');
+      this.logger.warn({ err: toError(err).message }, 'shared config: Redis unreachable; running on a config computed locally from the database');
     }
     await this.computeLocally();
   }
@@ -118,7 +119,7 @@ export class SharedConfigFollower implements SharedConfigView {
     try {
       content = await this.deps.compute();
     } catch (err) {
-      this.logger.warn({ err: (err as Error)?.message }, 'shared config: local computation failed; keeping the current one');
+      this.logger.warn({ err: toError(err).message }, 'shared config: local computation failed; keeping the current one');
       return;
     }
     const digest = digestOf(content);

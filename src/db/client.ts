@@ -6,6 +6,7 @@ import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { Logger } from '../logging/logger.js';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { toError } from '../errors.js';
 
 export { Prisma, PrismaClient } from '../generated/prisma/client.js';
 
@@ -55,7 +56,7 @@ export function createDatabase(options: DatabaseOptions): Database {
         await pool.query('SELECT 1');
         return true;
       } catch (err) {
-        lost(err as Error);
+        lost(toError(err));
         return false;
       }
     },

@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config/index.js';
 import type { PrismaClient } from '../db/client.js';
-import { HttpError } from '../errors.js';
+import { ConflictError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import type { Article, Feed } from '../generated/prisma/client.js';
 import { domainOf } from './domain-gate.js';
 import type { FeedServices } from './feed-services.js';
@@ -92,7 +92,7 @@ export class FeedService {
 
   private async own(userId: number, feedId: number, field: string): Promise<Feed> {
     const feed = await this.deps.prisma.feed.findFirst({ where: { id: feedId, userId } });
-    if (!feed) throw new HttpError(404, 'feed_not_found', `no feed ${feedId}`, field);
+    if (!feed) throw new NotFoundError('feed_not_found', `no feed ${feedId}`, { field });
     return feed;
   }
 
@@ -107,9 +107,9 @@ export class FeedService {
     try {
       feed = await prisma.$transaction(async (tx) => {
         const owner = await tx.$queryRaw<{ id: number }[]>`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`;
-        if (!owner.length) throw new HttpError(401, 'unknown_user', 'the token\'s user does not exist');
+        if (!owner.length) throw new UnauthenticatedError('unknown_user', 'the token\'s user does not exist');
         if ((await tx.feed.count({ where: { userId } })) >= settings.maxPerUser) {
-          throw new HttpError(409, 'feed_limit_reached', `you have ${settings.maxPerUser} feeds, the most a user may have (FEEDS_MAX_PER_USER)`, 'url');
+          throw new ConflictError('feed_limit_reached', `you have ${settings.maxPerUser} feeds, the most a user may have (FEEDS_MAX_PER_USER)`, { field: 'url' });
         }
         return tx.feed.create({
           data: {
@@ -122,7 +122,7 @@ export class FeedService {
         });
       }, INTERACTIVE_TRANSACTION);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new HttpError(409, 'feed_exists', 'you already subscribe to this URL', 'url');
+      if (isUniqueViolation(err)) throw new ConflictError('feed_exists', 'you already subscribe to this URL', { field: 'url' });
       throw err;
     }
     try {
