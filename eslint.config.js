@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const DOMAINS = ['auth', 'feeds', 'crawl', 'pipeline', 'pools', 'messages', 'cluster'];
-const INFRA = ['config', 'logging', 'metrics', 'net', 'redis', 'db', 'queues', 'services', 'setup'];
+const INFRA = ['config', 'logging', 'metrics', 'net', 'redis', 'db', 'queues', 'services', 'setup', 'lib'];
 const domainImports = DOMAINS.map((d) => `**/${d}/**`);
 const upperLayers = ['**/http/**', '**/runtime/**', '**/workers/**', '**/dashboards/**', '**/test/**', '**/bench/**'];
 // Later blocks replace the rule for their files, so each lists the general patterns too.

@@ -30,7 +30,7 @@ import type { CrawlMetrics } from './crawl-metrics.js';
 import { launchBrowser, type LaunchedBrowser, type LaunchOptions } from './launch-browser.js';
 import type { ProxyConfig } from './proxy-url.js';
 import type { RequestGuard } from './request-guard.js';
-import { Semaphore } from './semaphore.js';
+import { Semaphore } from '../lib/semaphore.js';
 
 type SlotState = 'live' | 'draining' | 'closed' | 'crashed';
 type LaunchReason = 'start' | 'recycle' | 'proxy' | 'crash';

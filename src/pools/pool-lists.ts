@@ -6,14 +6,14 @@
  * Every command runs at most once: the pools' own `once` connection (src/redis/connection.ts)
  * never re-sends a command after a reconnect (a re-sent pop would take rows for a request already
  * answered, a re-sent push would queue rows twice) and has no ioredis command timeout. Instead each
- * command here has a deadline of REDIS_COMMAND_TIMEOUT_MS (deadline.ts); past it the caller takes
+ * command here has a deadline of REDIS_COMMAND_TIMEOUT_MS (src/lib/deadline.ts); past it the caller takes
  * its fallback while the command may still run. Only for the pop does that matter: its late reply
  * goes to the caller's `onLate`, which puts the items back (pop-items.ts).
  */
 import { guardedArgs, guardedKeys, type Revocation } from '../auth/revocation.js';
 import { waitForReady, type RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import { withDeadline } from './deadline.js';
+import { withDeadline } from '../lib/deadline.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
 import { popOneScript, popScript, pushScript, snapshotScript, trimConsumedScript, unlockScript } from './pool-scripts.js';
 

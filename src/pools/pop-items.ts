@@ -22,7 +22,7 @@ import { DependencyDownError, HttpError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { commandMayHaveRun } from './command-may-have-run.js';
 import { isDatabaseUnavailable } from '../db/database-unavailable.js';
-import { DeadlineError } from './deadline.js';
+import { DeadlineError } from '../lib/deadline.js';
 import type { PoolItem, PoolType, ServedItem } from './pool-item.js';
 import type { PoolLists, PopReply } from './pool-lists.js';
 import type { PoolMetrics } from './pool-metrics.js';

@@ -1,7 +1,7 @@
 /**
  * A deadline around work that goes on after it (a Redis command already sent): the caller gets
  * the result in time or a DeadlineError, and a result that comes later is handed to `onLate`
- * instead of being dropped, so the caller can undo what the work did (pool-lists.ts puts the
+ * instead of being dropped, so the caller can undo what the work did (src/pools/pool-lists.ts puts the
  * items of a late pop back). Pure: timers only.
  *
  * When the deadline fires it gives up only one turn of the event loop later (setImmediate):
