@@ -48,6 +48,7 @@ import type { Config } from '../config/index.js';
 import type { Feed } from '../generated/prisma/client.js';
 import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 import { BlockedError, PermanentError, RetryableError } from '../errors.js';
+import { withTimeout } from '../lib/timeout.js';
 import type { Logger } from '../logging/logger.js';
 import { isRedisConnectionError } from '../redis/connection.js';
 import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
@@ -111,20 +112,9 @@ class TimeLimitError extends FeedRefreshError {
 }
 
 /** Runs `work` with an abort signal that fires, and a rejection, at the time limit. */
-async function withTimeLimit<T>(seconds: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+function withTimeLimit<T>(seconds: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new TimeLimitError(seconds));
-    }, seconds * 1000);
-  });
-  try {
-    return await Promise.race([work(controller.signal), limit]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return withTimeout(() => work(controller.signal), seconds * 1000, { error: () => new TimeLimitError(seconds), onExpire: () => controller.abort() });
 }
 
 /**

@@ -14,6 +14,7 @@ import { assertProductionSafe, describeConfig, loadConfig, type Config } from '.
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createDatabase } from '../db/client.js';
 import { applyMigrations } from '../db/migrate.js';
+import { settlesWithin } from '../lib/timeout.js';
 import { createLogger, type Logger } from '../logging/logger.js';
 import { Metrics } from '../metrics/metrics.js';
 import { connectionOptions, waitForReady } from '../redis/connection.js';
@@ -178,10 +179,7 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
           let inTime = true;
           if (stopOptions.deadlineMs === undefined) await work;
           else {
-            let timer: NodeJS.Timeout | undefined;
-            const deadline = new Promise<'deadline'>((resolve) => (timer = setTimeout(() => resolve('deadline'), stopOptions.deadlineMs)));
-            inTime = (await Promise.race([work.then(() => 'done' as const), deadline])) === 'done';
-            clearTimeout(timer);
+            inTime = await settlesWithin(work, stopOptions.deadlineMs);
             if (!inTime) {
               logger.error({ unfinished: [...pending], deadlineMs: stopOptions.deadlineMs }, 'shutdown deadline passed; stopping the services and exiting with these steps unfinished (their active jobs are retried as stalled)');
             }
