@@ -14,6 +14,7 @@
  * (trimRegistry, the leader's `instance-registry-trim` maintenance task); a stopping instance removes itself at once.
  */
 import os from 'node:os';
+import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -110,9 +111,14 @@ export class InstanceRegistry {
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
-  private redisDown = false;
+  private readonly outage: OutageLog<Error>;
 
-  constructor(private readonly deps: InstanceRegistryDeps) {}
+  constructor(private readonly deps: InstanceRegistryDeps) {
+    this.outage = new OutageLog({
+      began: (err) => deps.logger.warn({ err: err.message }, 'instance registry: heartbeat failed; retrying'),
+      ended: () => deps.logger.info('instance registry: heartbeat restored'),
+    });
+  }
 
   /** Registers this process with its roles and queues and starts the heartbeat. */
   start(membership: { roles: string[]; queues: string[] }): void {
@@ -144,18 +150,12 @@ export class InstanceRegistry {
 
   private beat(): Promise<void> {
     if (this.beating || this.stopping) return this.beating ?? Promise.resolve();
-    const { redis, keys, instanceId, ttlMs, logger } = this.deps;
+    const { redis, keys, instanceId, ttlMs } = this.deps;
     this.beating = heartbeat
       .run(redis, [keys.instanceIndex(), keys.instance(instanceId), keys.membershipIndex(), ...this.membershipKeys()], [instanceId, ttlMs, JSON.stringify(this.details())])
       .then(
-        () => {
-          if (this.redisDown) logger.info('instance registry: heartbeat restored');
-          this.redisDown = false;
-        },
-        (err: Error) => {
-          if (!this.redisDown) logger.warn({ err: err.message }, 'instance registry: heartbeat failed; retrying');
-          this.redisDown = true;
-        },
+        () => this.outage.success(),
+        (err: Error) => this.outage.failure(err),
       )
       .finally(() => (this.beating = undefined));
     return this.beating;

@@ -41,6 +41,7 @@
  *       └── stops awaited, lease released if still ours ── ending ──(shutdown)──▶ closed
  */
 import type { LeaderTerm, Leadership } from '../context.js';
+import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -116,7 +117,7 @@ export class LeaseManager implements Leadership {
   private readonly inflight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
-  private redisDown = false;
+  private readonly redisOutage: OutageLog<{ err: unknown; work: string }>;
   private readonly renewEvery: number;
   private readonly isLeaderGauge;
   private readonly changes;
@@ -126,6 +127,10 @@ export class LeaseManager implements Leadership {
     this.isLeaderGauge = deps.metrics.gauge('wp_cluster_is_leader', '1 while this instance holds the lease of the work (work="cluster": the platform leader).', ['work']);
     this.changes = deps.metrics.counter('wp_cluster_leader_changes_total', 'Lease terms begun (acquired) and ended (lost, released) by this instance, by work.', ['work', 'event']);
     this.isLeaderGauge.set({ work: CLUSTER_WORK }, 0);
+    this.redisOutage = new OutageLog({
+      began: ({ err, work }) => deps.logger.warn({ work, err: (err as Error)?.message }, 'leases: Redis command failed; held leases last until their local deadline'),
+      ended: () => deps.logger.info('leases: Redis reachable again'),
+    });
   }
 
   whileLeader(name: string, start: StartFn): void {
@@ -324,14 +329,10 @@ export class LeaseManager implements Leadership {
   }
 
   private redisReachable(): void {
-    if (!this.redisDown) return;
-    this.redisDown = false;
-    this.deps.logger.info('leases: Redis reachable again');
+    this.redisOutage.success();
   }
 
   private redisUnreachable(err: unknown, work: string): void {
-    if (this.redisDown) return;
-    this.redisDown = true;
-    this.deps.logger.warn({ work, err: (err as Error)?.message }, 'leases: Redis command failed; held leases last until their local deadline');
+    this.redisOutage.failure({ err, work });
   }
 }

@@ -12,6 +12,7 @@
  * Sources of the current snapshot: `shared` (version N from Redis) or `local` (version null).
  */
 import type { SharedConfigContent, SharedConfigSnapshot, SharedConfigView } from '../context.js';
+import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { digestOf } from './shared-config.js';
@@ -33,7 +34,7 @@ export class SharedConfigFollower implements SharedConfigView {
   private queued = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  private redisDown = false;
+  private readonly redisOutage: OutageLog;
   private readonly logger: Logger;
   private readonly versionGauge;
   private readonly localGauge;
@@ -41,6 +42,10 @@ export class SharedConfigFollower implements SharedConfigView {
 
   constructor(private readonly deps: SharedConfigFollowerDeps) {
     this.logger = deps.logger.child({ component: 'shared-config' });
+    this.redisOutage = new OutageLog({
+      began: (err) => this.logger.warn({ err: (err as Error)?.message }, 'shared config: Redis unreachable; running on a config computed locally from the database'),
+      ended: () => this.logger.info('Redis reachable again: following the published shared config'),
+    });
     this.versionGauge = deps.metrics.gauge('wp_cluster_config_version', 'Version of the shared config this process runs on (0 while it runs on a local computation).');
     this.localGauge = deps.metrics.gauge('wp_cluster_config_local', '1 while this process runs on a shared config computed locally (Redis unreachable or nothing published).');
     this.reloads = deps.metrics.counter('wp_cluster_config_reloads_total', 'Shared config snapshots loaded by this process, by source (shared, local).', ['source']);
@@ -85,10 +90,7 @@ export class SharedConfigFollower implements SharedConfigView {
     } catch (err) {
       return this.fallBack(err);
     }
-    if (this.redisDown) {
-      this.redisDown = false;
-      this.logger.info('Redis reachable again: following the published shared config');
-    }
+    this.redisOutage.success();
     const current = this.snapshot;
     if (version !== null && current?.source === 'shared' && current.version === version) return; // unchanged: no reload
     let published;
@@ -106,10 +108,7 @@ export class SharedConfigFollower implements SharedConfigView {
   }
 
   private async fallBack(err: unknown): Promise<void> {
-    if (!this.redisDown) {
-      this.redisDown = true;
-      this.logger.warn({ err: (err as Error)?.message }, 'shared config: Redis unreachable; running on a config computed locally from the database');
-    }
+    this.redisOutage.failure(err);
     await this.computeLocally();
   }
 

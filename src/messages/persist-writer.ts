@@ -16,6 +16,7 @@
 import type { Counter } from 'prom-client';
 import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../auth/revocation.js';
 import { HttpError } from '../errors.js';
+import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptedMessage } from '../queues/payloads/messages.js';
 import type { QueueRegistry } from '../queues/registry.js';
@@ -38,7 +39,7 @@ export class PersistWriter {
   private readonly direct: GroupCommit<AcceptedMessage>;
   /** At most one drain job per buffer and MESSAGE_PERSIST_TRIGGER_MS, the last push always followed by one. */
   private readonly triggers: TrailingThrottle;
-  private redisDown = false;
+  private readonly bufferOutage: OutageLog<Error>;
 
   constructor(
     private readonly deps: {
@@ -52,6 +53,10 @@ export class PersistWriter {
     },
   ) {
     this.triggers = new TrailingThrottle(deps.settings.persistTriggerMs);
+    this.bufferOutage = new OutageLog({
+      began: (err) => deps.logger.warn({ err: err.message }, 'persist buffer unavailable; writing accepted messages straight to the DB'),
+      ended: () => deps.logger.info('persist buffer reachable again; messages are written behind again'),
+    });
     this.direct = new GroupCommit({
       maxItems: deps.settings.persistBatch,
       parallel: deps.settings.persistParallel,
@@ -70,7 +75,7 @@ export class PersistWriter {
    * full check and is sent again.
    */
   async persist(message: AcceptedMessage, revocation?: Revocation): Promise<Durability> {
-    const { buffer, connections, logger, accepted } = this.deps;
+    const { buffer, connections, accepted } = this.deps;
     let wasEmpty: boolean;
     try {
       wasEmpty = await runGuarded(revocation, () => buffer.push(connections, message, revocation));
@@ -79,14 +84,12 @@ export class PersistWriter {
       if (err instanceof HttpError) throw err;
       // The credential was not checked with the push: it is checked on its own before the DB takes the message.
       await revocation?.check();
-      if (!this.redisDown) logger.warn({ err: (err as Error).message }, 'persist buffer unavailable; writing accepted messages straight to the DB');
-      this.redisDown = true;
+      this.bufferOutage.failure(err as Error);
       await this.direct.submit([message]);
       accepted.inc({ path: 'direct' });
       return 'stored';
     }
-    if (this.redisDown) logger.info('persist buffer reachable again; messages are written behind again');
-    this.redisDown = false;
+    this.bufferOutage.success();
     accepted.inc({ path: 'buffer' });
     if (wasEmpty) this.trigger(buffer.shardOf(message.sessionId));
     return 'buffered';
