@@ -11,7 +11,8 @@
  * goes to the caller's `onLate`, which puts the items back (pop-items.ts).
  */
 import { guardedArgs, guardedKeys, type Revocation } from '../auth/revocation.js';
-import { waitForReady, type RedisClient } from '../redis/connection.js';
+import { FirstConnect } from '../lib/first-connect.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { withDeadline } from '../lib/deadline.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
@@ -38,24 +39,20 @@ export interface PoolListsOptions {
 }
 
 export class PoolLists {
-  /** Pending while the connection makes its first connect (after that, commands fail fast when it is down). */
-  private connecting: Promise<void> | undefined;
+  /** Commands of a process that just started wait for the first connect (after it, they fail fast when Redis is down). */
+  private readonly firstConnect: FirstConnect;
 
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly options: PoolListsOptions,
   ) {
-    if (redis.status !== 'ready') {
-      this.connecting = waitForReady(redis, options.connectTimeoutMs)
-        .catch(() => undefined)
-        .finally(() => (this.connecting = undefined));
-    }
+    this.firstConnect = new FirstConnect(redis, options.connectTimeoutMs);
   }
 
   /** Sends `command` (once connected) within the deadline; a late result goes to `onLate` (dropped by default). */
   private run<T>(command: (redis: RedisClient) => Promise<T>, onLate?: (late: Promise<T>) => void): Promise<T> {
-    const sent = this.connecting ? this.connecting.then(() => command(this.redis)) : command(this.redis);
+    const sent = this.firstConnect.run(() => command(this.redis));
     return withDeadline(sent, this.options.commandTimeoutMs, onLate);
   }
 
