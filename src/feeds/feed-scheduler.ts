@@ -44,6 +44,7 @@ import type { Job, JobsOptions, Queue } from 'bullmq';
 import type { Config } from '../config/index.js';
 import type { RedisClient } from '../redis/connection.js';
 import { RedisScript } from '../redis/script.js';
+import { PENDING_STATES } from '../queues/job-states.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
 import type { DomainGate, HandOver } from './domain-gate.js';
@@ -57,8 +58,6 @@ export const FEED_BACKOFF = 'feed-refresh';
 
 /** A delayed job due later than its domain turn plus this is waiting for its schedule, not its turn. */
 const TURN_TOLERANCE_MS = 5_000;
-
-const PENDING_STATES = new Set(['delayed', 'waiting', 'prioritized', 'waiting-children']);
 
 export interface ScheduledTask {
   taskId: string;

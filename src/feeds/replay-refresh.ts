@@ -15,6 +15,7 @@
  * The dead job then leaves the failed set. The returned taskId is the job that carries the replay.
  */
 import type { PrismaClient } from '../db/client.js';
+import { QUEUED_STATES } from '../queues/job-states.js';
 import type { FeedScheduler } from './feed-scheduler.js';
 
 export interface RefreshReplay {
@@ -22,8 +23,6 @@ export interface RefreshReplay {
   status: 'moved_forward' | 'already_queued' | 'running' | 'queued' | 'feed_gone';
   taskId?: string;
 }
-
-const QUEUED = new Set(['waiting', 'prioritized', 'waiting-children']);
 
 export async function replayDeadRefresh(deps: { prisma: PrismaClient; scheduler: FeedScheduler }, jobId: string): Promise<RefreshReplay> {
   const { scheduler } = deps;
@@ -41,7 +40,7 @@ export async function replayDeadRefresh(deps: { prisma: PrismaClient; scheduler:
     if (owner && ownerState === 'delayed') {
       const promoted = await scheduler.queue.getJob(owner).then((j) => j?.promote().then(() => true, () => false));
       if (promoted) reply = { jobId, status: 'moved_forward', taskId: owner };
-    } else if (owner && QUEUED.has(ownerState)) reply = { jobId, status: 'already_queued', taskId: owner };
+    } else if (owner && QUEUED_STATES.has(ownerState)) reply = { jobId, status: 'already_queued', taskId: owner };
     else if (owner && ownerState === 'active') reply = { jobId, status: 'running', taskId: owner };
     else if (await scheduler.ensureChain(feedId, 0)) reply = { jobId, status: 'queued', taskId: (await scheduler.periodicTask(feedId)) ?? undefined };
   }

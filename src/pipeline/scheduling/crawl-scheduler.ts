@@ -16,6 +16,7 @@
 import type { Job, Queue } from 'bullmq';
 import type { Database } from '../../db/client.js';
 import type { Logger } from '../../logging/logger.js';
+import { PENDING_STATES, QUEUED_STATES } from '../../queues/job-states.js';
 import type { QueueRegistry } from '../../queues/registry.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
@@ -30,8 +31,7 @@ export interface SchedulableIp {
 
 export type JobState = Awaited<ReturnType<Queue['getJobState']>>;
 
-const PENDING: readonly string[] = ['delayed', 'waiting', 'prioritized', 'waiting-children'];
-const IN_FLIGHT: readonly string[] = [...PENDING, 'active'];
+const IN_FLIGHT: ReadonlySet<string> = new Set([...PENDING_STATES, 'active']);
 
 /** Where the chain link of a task stands. */
 export type LinkState =
@@ -144,10 +144,10 @@ export class CrawlScheduler {
    */
   async linkState(taskId: string): Promise<LinkState> {
     const state = await this.queue.getJobState(taskId);
-    if (PENDING.includes(state)) return 'pending';
+    if (PENDING_STATES.has(state)) return 'pending';
     if (state === 'active') return 'running';
     const resultState = await this.deps.queues.queue('crawlResult').getJobState(resultJobId(taskId));
-    if (IN_FLIGHT.includes(resultState)) return 'in_pipeline';
+    if (IN_FLIGHT.has(resultState)) return 'in_pipeline';
     if (state === 'completed' || state === 'failed' || resultState === 'completed' || resultState === 'failed') return 'finished';
     const processed = await this.deps.db.prisma.processedResult.findUnique({ where: { taskId }, select: { taskId: true } });
     return processed ? 'finished' : 'missing';
@@ -194,7 +194,7 @@ export class CrawlScheduler {
         if (moved) return { taskId, status: 'moved_forward' };
         continue; // it was promoted or taken meanwhile: look again
       }
-      if (state === 'waiting' || state === 'prioritized' || state === 'waiting-children') return { taskId, status: 'already_queued' };
+      if (QUEUED_STATES.has(state)) return { taskId, status: 'already_queued' };
       if (state === 'active') return { taskId, status: 'running' };
       if (state === 'failed') {
         // Failed for good; its flow's parent would move the chain on at the interval: move it on
@@ -279,7 +279,7 @@ export class CrawlScheduler {
   /** Removes a crawl job if it is still pending (never an active one). */
   async removeIfPending(taskId: string): Promise<boolean> {
     const state = await this.queue.getJobState(taskId);
-    if (!PENDING.includes(state)) return false;
+    if (!PENDING_STATES.has(state)) return false;
     return (await this.queue.remove(taskId).catch(() => 0)) === 1;
   }
 
@@ -293,7 +293,7 @@ export class CrawlScheduler {
   /** Keeps the pending crawl's payload in step with an IP's new keyword. */
   async updateKeyword(ipId: number, keyword: string): Promise<void> {
     const job = await this.pendingJob(ipId);
-    if (job && PENDING.includes(await job.getState())) await job.updateData({ ...job.data, keyword }).catch(() => undefined);
+    if (job && PENDING_STATES.has(await job.getState())) await job.updateData({ ...job.data, keyword }).catch(() => undefined);
   }
 
   /** The IP's current crawl: task id, state and (when delayed) its due time. */
