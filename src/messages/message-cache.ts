@@ -7,7 +7,7 @@
  * uses the same one, so the appends of one process reach Redis in the order their `seq` was
  * assigned.
  */
-import { guardedArgs, guardedKeys, revocationGuardLua, type Revocation } from '../auth/revocation.js';
+import { guardedArgs, guardedKeys, revocationGuardLua, type Revocation } from '../revocation/revocation.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
 import { onSessionConnection, type MessageConnections } from './message-connections.js';
@@ -15,7 +15,7 @@ import { SESSION_START, entryOf, type MessageView } from './message-entry.js';
 
 /**
  * The append of reference 4.1 (RPUSH + EXPIRE + LTRIM, one atomic step: the reference's MULTI as
- * one script), after the caller's credential check when given (src/auth/revocation.ts).
+ * one script), after the caller's credential check when given (src/revocation/revocation.ts).
  */
 const APPEND_SCRIPT = new RedisScript(
   'message-cache-append',

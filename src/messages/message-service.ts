@@ -2,7 +2,7 @@
  * The message cache as the API uses it: the write and read paths wired to the platform's Redis,
  * queues and database. Built once per API process.
  */
-import type { Revocation } from '../auth/revocation.js';
+import type { Revocation } from '../revocation/revocation.js';
 import type { PlatformContext } from '../context.js';
 import type { MessageRole } from '../queues/payloads/messages.js';
 import { appendMessage, type AppendDeps, type AppendResult } from './append-message.js';
@@ -29,7 +29,7 @@ async function checkFirst(revocation: Revocation | undefined, then: () => Promis
 /**
  * `userId`: the caller, who must own the session (session-owners.ts; a write to a session nobody
  * owns makes it the caller's). `revocation`: the caller's credential check, made in the request's
- * own Redis script (src/auth/revocation.ts), or up front when the owner must be read or claimed.
+ * own Redis script (src/revocation/revocation.ts), or up front when the owner must be read or claimed.
  */
 export interface MessageService {
   append(userId: number, sessionId: string, role: MessageRole, content: string, revocation?: Revocation): Promise<AppendResult>;

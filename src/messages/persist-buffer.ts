@@ -15,7 +15,7 @@
  * the buffer empty (RPUSH answers 1) and triggers a new drain: nothing waits for the sweep except
  * after a crash or a lost trigger.
  */
-import { guardedArgs, guardedKeys, revocationGuardLua, type Revocation } from '../auth/revocation.js';
+import { guardedArgs, guardedKeys, revocationGuardLua, type Revocation } from '../revocation/revocation.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';

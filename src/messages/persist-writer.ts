@@ -14,7 +14,7 @@
  * the drain's ON CONFLICT DO NOTHING skips.
  */
 import type { Counter } from 'prom-client';
-import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../auth/revocation.js';
+import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../revocation/revocation.js';
 import { HttpError } from '../errors.js';
 import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';

@@ -10,7 +10,7 @@
  * its fallback while the command may still run. Only for the pop does that matter: its late reply
  * goes to the caller's `onLate`, which puts the items back (pop-items.ts).
  */
-import { guardedArgs, guardedKeys, type Revocation } from '../auth/revocation.js';
+import { guardedArgs, guardedKeys, type Revocation } from '../revocation/revocation.js';
 import { FirstConnect } from '../lib/first-connect.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';

@@ -129,6 +129,22 @@ export class PoolRows {
     return this.statesOf(type, `(${distinctGroupIdsSql(TABLES[type])}) g`, [], options.countAvailable);
   }
 
+  /**
+   * Group ids with a row available or reserved, ascending: what the leader publishes in the
+   * shared config for the pools check (src/runtime/shared-config-content.ts). A loose index scan
+   * for the group ids plus one probe of the same (group_id, status, …) index per group for a
+   * live row: a few index probes per group whatever the table size.
+   */
+  async liveGroupIds(type: PoolType): Promise<number[]> {
+    const t = TABLES[type];
+    const { rows } = await this.pool.query<{ group_id: number }>(
+      `SELECT g.group_id FROM (${distinctGroupIdsSql(t)}) g
+       WHERE EXISTS (SELECT 1 FROM ${t} r WHERE r.group_id = g.group_id AND r.status IN ('available', 'reserved'))
+       ORDER BY g.group_id`,
+    );
+    return rows.map((r) => Number(r.group_id));
+  }
+
   /** The same for the given groups only (from the shared config: no scan for the group ids); available is 0 or 1. */
   async groupStatesOf(type: PoolType, groupIds: readonly number[]): Promise<GroupState[]> {
     if (!groupIds.length) return [];

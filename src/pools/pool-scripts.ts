@@ -3,14 +3,14 @@
  * ({type:group}, see src/redis/keys.ts), so each runs atomically in one slot of a Cluster too.
  * Items are encoded by pool-item.ts with the id first; ID_PATTERN reads it without decoding.
  */
-import { revocationGuardLua } from '../auth/revocation.js';
+import { revocationGuardLua } from '../revocation/revocation.js';
 import { RedisScript } from '../redis/script.js';
 import { ID_PATTERN } from './pool-item.js';
 
 /**
  * Pops one item (FIFO) and records it in the consumed list, atomically (the hot path of pop).
  * The item is moved as it is: no parsing here; the marking job reads the ids.
- * Both pops first check the caller's credential when given (src/auth/revocation.ts): its logout
+ * Both pops first check the caller's credential when given (src/revocation/revocation.ts): its logout
  * blacklist key and its state key, against the state in the last ARGV.
  */
 export const popOneScript = new RedisScript(

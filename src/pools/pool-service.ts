@@ -2,7 +2,7 @@
  * What the HTTP layer asks of the pools: pop, import and the overview. Built once per API
  * process; the pop path is PoolPopper, the rest is a thin layer over the lists and rows.
  */
-import type { Revocation } from '../auth/revocation.js';
+import type { Revocation } from '../revocation/revocation.js';
 import type { PlatformContext } from '../context.js';
 import { createPoolDeps, type PoolDeps } from './pool-context.js';
 import { POOL_TYPES, type PoolType, type ServedItem } from './pool-item.js';
@@ -34,7 +34,7 @@ export class PoolService {
     return this.deps.settings;
   }
 
-  /** See PoolPopper.pop; `revocation` is the caller's logout blacklist check (src/auth/revocation.ts). */
+  /** See PoolPopper.pop; `revocation` is the caller's logout blacklist check (src/revocation/revocation.ts). */
   pop(type: PoolType, groupId: number, count: number, revocation?: Revocation): Promise<ServedItem[]> {
     return this.popper.pop(type, groupId, count, revocation);
   }

@@ -1,18 +1,18 @@
 /**
- * Leases for singleton work: the platform's Leadership (ctx.leadership).
+ * Leases for singleton tasks: the platform's Leadership (ctx.leadership, leadership.ts).
  *
- * Design. Singleton work is registered by the roles: `ctx.leadership.whileLeader(name, start)`
+ * Design. Singleton tasks are registered by the roles: `ctx.leadership.whileLeader(task, start)`
  * (the pipeline role registers the crawl scheduler's backpressure loop, the cluster role the
- * `cluster` work: the maintenance queue's schedulers and worker). In docker compose every role is
+ * LEADER_TASK: the maintenance queue's schedulers and worker). In docker compose every role is
  * its own service, so one platform-wide lease would let a leader without the pipeline role starve
- * the scheduler. Hence one lease per work name: the processes that registered a work compete for
- * its lease, and at most one instance runs each work. "The leader" of the platform
- * (GET /api/cluster, the is-leader gauge) is the holder of the `cluster` work's lease.
+ * the scheduler. Hence one lease per task name: the processes that registered a task compete for
+ * its lease, and at most one instance runs each task. "The leader" of the platform
+ * (GET /api/cluster, the is-leader gauge) is the holder of LEADER_TASK's lease.
  *
- * Lease = Redis key `<prefix>:cluster:lease:{<work>}` holding "<instance>#<token>":
+ * Lease = Redis key `<prefix>:cluster:lease:{<task>}` holding "<instance>#<token>":
  *   acquire  SET-if-free PX ttl plus INCR of a fencing token (Lua, lease-scripts.ts);
  *   renew    PEXPIRE only if the value is still this term's (Lua), every TTL/3;
- *   release  DEL only if the value is still this term's (Lua), after the work has stopped.
+ *   release  DEL only if the value is still this term's (Lua), after the task has stopped.
  * One loop per process drives every lease it competes for (one timer, set to the next renewal,
  * acquisition attempt or deadline). A competing process retries every TTL/3, or right when the
  * holder's lease runs out (it learns the PTTL from the refused attempt), so a dead holder is
@@ -22,35 +22,34 @@
  * t + TTL − margin (lease-timing.ts); Redis cannot expire the key before t + TTL. A renewal that
  * is refused (another value), or a deadline that passes without a successful renewal (Redis down,
  * or the process was paused: SIGSTOP, a long GC, a VM freeze), ends the term at once: the term's
- * AbortSignal fires, `term.isCurrent()` turns false, and the work's stop functions are awaited
+ * AbortSignal fires, `term.isCurrent()` turns false, and the task's stop functions are awaited
  * before the lease is released and this process competes again.
  *
- * How singleton work should use it. `start(term)` starts the work and returns its stop function.
- * Before every singleton action (a reconciliation round, a publish, a cleanup) check
- * `term.isCurrent()` (or `ctx.leadership.isLeader(name)`): it compares the local deadline and
- * costs nothing, and after a pause it is false before any timer of the work can act. For writes
- * that must never come from a stale holder, pass `term.token` to the storage and refuse lower
- * tokens (the shared config's publish script checks the lease value itself). Long actions can
- * listen to `term.signal`.
+ * How a singleton task should use it. `start(term)` starts the task and returns its stop
+ * function; a periodic one runs through startTermLoop (term-loop.ts). Before every singleton
+ * action (a reconciliation round, a publish, a cleanup) check `term.isCurrent()` (or
+ * `ctx.leadership.isLeader(task)`): it compares the local deadline and costs nothing, and after a
+ * pause it is false before any timer of the task can act. For writes that must never come from a
+ * stale holder, pass `term.token` to the storage and refuse lower tokens (the shared config's
+ * publish script checks the lease value itself). Long actions can listen to `term.signal`.
  *
- * States of one work's lease in this process:
+ * Log lines, metric labels and GET /api/cluster keep the name `work` for a singleton task.
+ *
+ * States of one task's lease in this process:
  *
  *   competing ──acquired──▶ held ──renewed──▶ held
  *       ▲                    │ renewal refused │ local deadline passed │ start failed │ shutdown
  *       │                    ▼
  *       └── stops awaited, lease released if still ours ── ending ──(shutdown)──▶ closed
  */
-import type { LeaderTerm, Leadership } from '../context.js';
 import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
+import { LEADER_TASK, type LeaderTerm, type Leadership } from './leadership.js';
 import { acquireLease, leaseValue, releaseLease, renewLease } from './lease-scripts.js';
 import { localDeadline, nextAttemptDelayMs, renewEveryMs, retryDelayMs } from './lease-timing.js';
-
-/** The work whose holder is "the leader" of the platform (registered by the cluster role). */
-export const CLUSTER_WORK = 'cluster';
 
 type StopFn = () => Promise<void>;
 type StartFn = (term: LeaderTerm) => Promise<StopFn>;
@@ -74,7 +73,7 @@ class Term implements LeaderTerm {
   readonly stops: Promise<StopFn | undefined>[] = [];
 
   constructor(
-    readonly work: string,
+    readonly task: string,
     readonly token: number,
     readonly value: string,
     public deadline: number,
@@ -94,7 +93,7 @@ class Term implements LeaderTerm {
   }
 }
 
-interface WorkLease {
+interface TaskLease {
   name: string;
   key: string;
   tokenKey: string;
@@ -110,33 +109,33 @@ interface WorkLease {
   ending: Promise<void> | undefined;
 }
 
-const WORK_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
+const TASK_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
 
 export class LeaseManager implements Leadership {
-  private readonly works = new Map<string, WorkLease>();
+  private readonly tasks = new Map<string, TaskLease>();
   private readonly inflight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
-  private readonly redisOutage: OutageLog<{ err: unknown; work: string }>;
+  private readonly redisOutage: OutageLog<{ err: unknown; task: string }>;
   private readonly renewEvery: number;
   private readonly isLeaderGauge;
   private readonly changes;
 
   constructor(private readonly deps: LeaseManagerDeps) {
     this.renewEvery = renewEveryMs(deps.ttlMs);
-    this.isLeaderGauge = deps.metrics.gauge('wp_cluster_is_leader', '1 while this instance holds the lease of the work (work="cluster": the platform leader).', ['work']);
-    this.changes = deps.metrics.counter('wp_cluster_leader_changes_total', 'Lease terms begun (acquired) and ended (lost, released) by this instance, by work.', ['work', 'event']);
-    this.isLeaderGauge.set({ work: CLUSTER_WORK }, 0);
+    this.isLeaderGauge = deps.metrics.gauge('wp_cluster_is_leader', '1 while this instance holds the lease of the singleton task named by `work` (work="cluster": the platform leader).', ['work']);
+    this.changes = deps.metrics.counter('wp_cluster_leader_changes_total', 'Lease terms begun (acquired) and ended (lost, released) by this instance, by singleton task (work).', ['work', 'event']);
+    this.isLeaderGauge.set({ work: LEADER_TASK }, 0);
     this.redisOutage = new OutageLog({
-      began: ({ err, work }) => deps.logger.warn({ work, err: (err as Error)?.message }, 'leases: Redis command failed; held leases last until their local deadline'),
+      began: ({ err, task }) => deps.logger.warn({ work: task, err: (err as Error)?.message }, 'leases: Redis command failed; held leases last until their local deadline'),
       ended: () => deps.logger.info('leases: Redis reachable again'),
     });
   }
 
   whileLeader(name: string, start: StartFn): void {
     if (this.closing) return;
-    if (!WORK_NAME.test(name)) throw new Error(`invalid singleton work name "${name}" (letters, digits, _ . : - only)`);
-    let lease = this.works.get(name);
+    if (!TASK_NAME.test(name)) throw new Error(`invalid singleton task name "${name}" (letters, digits, _ . : - only)`);
+    let lease = this.tasks.get(name);
     if (!lease) {
       lease = {
         name,
@@ -150,7 +149,7 @@ export class LeaseManager implements Leadership {
         lastValue: '',
         ending: undefined,
       };
-      this.works.set(name, lease);
+      this.tasks.set(name, lease);
       this.isLeaderGauge.set({ work: name }, 0);
     }
     lease.starts.push(start);
@@ -159,31 +158,31 @@ export class LeaseManager implements Leadership {
     this.schedule();
   }
 
-  isLeader(work: string = CLUSTER_WORK): boolean {
-    return this.works.get(work)?.term?.isCurrent() ?? false;
+  isLeader(task: string = LEADER_TASK): boolean {
+    return this.tasks.get(task)?.term?.isCurrent() ?? false;
   }
 
-  held(): { work: string; token: number; since: Date }[] {
-    return [...this.works.values()]
+  held(): { task: string; token: number; since: Date }[] {
+    return [...this.tasks.values()]
       .filter((w) => w.term?.isCurrent())
-      .map((w) => ({ work: w.name, token: w.term!.token, since: w.term!.since }));
+      .map((w) => ({ task: w.name, token: w.term!.token, since: w.term!.since }));
   }
 
-  /** Names of the works this process competes for. */
+  /** Names of the singleton tasks this process competes for. */
   registered(): string[] {
-    return [...this.works.keys()];
+    return [...this.tasks.keys()];
   }
 
-  /** Stops every held work (awaiting its stop functions), releases the leases and stops competing. Idempotent. */
+  /** Stops every held task (awaiting its stop functions), releases the leases and stops competing. Idempotent. */
   stop(): Promise<void> {
     return (this.closing ??= (async () => {
       clearTimeout(this.timer);
       await Promise.all(
-        [...this.works.values()].map((w) => (w.term ? this.end(w, 'released', 'shutdown') : (w.ending ?? Promise.resolve()))),
+        [...this.tasks.values()].map((w) => (w.term ? this.end(w, 'released', 'shutdown') : (w.ending ?? Promise.resolve()))),
       );
       // An acquisition that was in flight releases what it got (see acquire()).
       await Promise.all([...this.inflight]);
-      for (const w of this.works.values()) w.state = 'closed';
+      for (const w of this.tasks.values()) w.state = 'closed';
     })());
   }
 
@@ -193,7 +192,7 @@ export class LeaseManager implements Leadership {
     if (this.closing) return;
     clearTimeout(this.timer);
     let next = Infinity;
-    for (const w of this.works.values()) {
+    for (const w of this.tasks.values()) {
       if (w.state === 'held' && w.term) next = Math.min(next, w.term.deadline);
       if ((w.state === 'held' || w.state === 'competing') && !w.busy) next = Math.min(next, w.nextOpAt);
     }
@@ -205,7 +204,7 @@ export class LeaseManager implements Leadership {
   private tick(): void {
     if (this.closing) return;
     const now = performance.now();
-    for (const w of this.works.values()) {
+    for (const w of this.tasks.values()) {
       if (w.state === 'held' && w.term && now >= w.term.deadline) {
         void this.end(w, 'lost', 'local deadline passed without a successful renewal');
         continue;
@@ -222,7 +221,7 @@ export class LeaseManager implements Leadership {
     void op.finally(() => this.inflight.delete(op));
   }
 
-  private async acquire(w: WorkLease): Promise<void> {
+  private async acquire(w: TaskLease): Promise<void> {
     const { redis, instanceId, ttlMs } = this.deps;
     w.busy = true;
     const sentAt = performance.now();
@@ -249,7 +248,7 @@ export class LeaseManager implements Leadership {
     }
   }
 
-  private async renew(w: WorkLease): Promise<void> {
+  private async renew(w: TaskLease): Promise<void> {
     const term = w.term!;
     const { redis, ttlMs } = this.deps;
     w.busy = true;
@@ -277,7 +276,7 @@ export class LeaseManager implements Leadership {
 
   // --- terms ------------------------------------------------------------------------------
 
-  private begin(w: WorkLease, token: number, value: string, deadline: number): void {
+  private begin(w: TaskLease, token: number, value: string, deadline: number): void {
     const term = new Term(w.name, token, value, deadline);
     w.term = term;
     w.state = 'held';
@@ -288,7 +287,7 @@ export class LeaseManager implements Leadership {
     for (const start of w.starts) term.stops.push(this.runStart(w, term, start));
   }
 
-  private runStart(w: WorkLease, term: Term, start: StartFn): Promise<StopFn | undefined> {
+  private runStart(w: TaskLease, term: Term, start: StartFn): Promise<StopFn | undefined> {
     return Promise.resolve()
       .then(() => start(term))
       .catch((err: unknown) => {
@@ -299,8 +298,8 @@ export class LeaseManager implements Leadership {
       });
   }
 
-  /** Ends the current term at once; then awaits the work's stop functions and releases the lease. */
-  private end(w: WorkLease, event: 'lost' | 'released', reason: string, backoffMs = 0): Promise<void> {
+  /** Ends the current term at once; then awaits the task's stop functions and releases the lease. */
+  private end(w: TaskLease, event: 'lost' | 'released', reason: string, backoffMs = 0): Promise<void> {
     const term = w.term;
     if (!term || term.ended) return w.ending ?? Promise.resolve();
     term.end(reason);
@@ -332,7 +331,7 @@ export class LeaseManager implements Leadership {
     this.redisOutage.success();
   }
 
-  private redisUnreachable(err: unknown, work: string): void {
-    this.redisOutage.failure({ err, work });
+  private redisUnreachable(err: unknown, task: string): void {
+    this.redisOutage.failure({ err, task });
   }
 }

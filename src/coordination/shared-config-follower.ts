@@ -11,11 +11,10 @@
  *
  * Sources of the current snapshot: `shared` (version N from Redis) or `local` (version null).
  */
-import type { SharedConfigContent, SharedConfigSnapshot, SharedConfigView } from '../context.js';
 import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { digestOf } from './shared-config.js';
+import { digestOf, type SharedConfigContent, type SharedConfigSnapshot, type SharedConfigView } from './shared-config.js';
 import type { SharedConfigStore } from './shared-config-store.js';
 
 export interface SharedConfigFollowerDeps {

@@ -1,8 +1,11 @@
 /**
- * The credential check carried by a request's own Redis command.
+ * The credential check carried by a request's own Redis command: infrastructure of the request
+ * path. The auth domain makes a Revocation for a request (src/auth/auth-service.ts); the domains
+ * whose hot routes run one Redis script (pools, messages) put its guard into that script, without
+ * knowing anything else of auth.
  *
  * Every authenticated request must be refused once its session is logged out or its credential
- * changed (a password, role or disabled change of its user, a revoked API key: credential-state.ts),
+ * changed (a password, role or disabled change of its user, a revoked API key: src/auth/credential-state.ts),
  * and both checks read Redis. On the hot routes (pool pops, message appends and reads) the
  * request's work is a single Redis script anyway, so the check goes inside that script: one round
  * trip instead of two. The script first refuses a listed session (the REVOKED error), then a

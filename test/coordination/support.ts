@@ -1,6 +1,6 @@
 /**
  * Helpers of the multi-process cluster tests: a platform process with the probe work
- * (test/fixtures/cluster/probe-platform.ts), an API client per process, and the probe log check.
+ * (test/fixtures/coordination/probe-platform.ts), an API client per process, and the probe log check.
  */
 import { TEST_ADMIN } from '../support/env.js';
 import { ApiClient } from '../support/http-client.js';
@@ -8,7 +8,7 @@ import { spawnTsProcess, type PlatformProcess } from '../support/processes.js';
 
 /** Starts the probe platform with `roles` (must include api for `apiUrl`). */
 export function spawnProbePlatform(roles: string, env: NodeJS.ProcessEnv, startTimeoutMs = 90_000): Promise<PlatformProcess> {
-  return spawnTsProcess('test/fixtures/cluster/probe-platform.ts', [roles], env, {
+  return spawnTsProcess('test/fixtures/coordination/probe-platform.ts', [roles], env, {
     name: `probe platform (${roles})`,
     ready: (out) => out.includes('worker-platform started') && (!roles.includes('api') || /API\s+http/.test(out)),
     startTimeoutMs,

@@ -30,7 +30,7 @@ export interface InstanceDetails {
   host: string;
   pid: number;
   startedAt: string;
-  /** Singleton works it competes for, and those it holds. */
+  /** Singleton tasks it competes for, and those it holds (the API's names: works, leads). */
   works: string[];
   leads: string[];
   config: { version: number | null; source: 'shared' | 'local' | null };

@@ -7,7 +7,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
-import { CLUSTER_WORK } from './lease-manager.js';
+import { LEADER_TASK } from './leadership.js';
 import { decodePublished, type PublishedConfig } from './shared-config.js';
 
 /**
@@ -72,12 +72,12 @@ export class SharedConfigStore {
   }
 
   keepAlive(leaseValue: string, digest: string, ttlMs: number): Promise<-1 | 0 | 1> {
-    return keepAlive.run<-1 | 0 | 1>(this.redis, [this.keys.lease(CLUSTER_WORK), this.keys.sharedConfig()], [leaseValue, digest, ttlMs]);
+    return keepAlive.run<-1 | 0 | 1>(this.redis, [this.keys.lease(LEADER_TASK), this.keys.sharedConfig()], [leaseValue, digest, ttlMs]);
   }
 
-  /** The new version, or null when `leaseValue` no longer holds the cluster lease. */
+  /** The new version, or null when `leaseValue` no longer holds the leader's lease. */
   async publish(leaseValue: string, body: string, ttlMs: number): Promise<number | null> {
-    const v = await publish.run<number>(this.redis, [this.keys.lease(CLUSTER_WORK), this.keys.sharedConfig(), this.keys.sharedConfigVersion()], [leaseValue, body, ttlMs]);
+    const v = await publish.run<number>(this.redis, [this.keys.lease(LEADER_TASK), this.keys.sharedConfig(), this.keys.sharedConfigVersion()], [leaseValue, body, ttlMs]);
     return v < 0 ? null : v;
   }
 }

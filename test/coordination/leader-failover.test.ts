@@ -1,7 +1,7 @@
 /**
  * The leader lease across three platform processes (api + cluster roles, PostgreSQL, one Redis,
  * LEADER_TTL_MS 3 s, INSTANCE_TTL_MS 3 s). Each process also runs the probe work under the
- * `cluster` lease (test/fixtures/cluster/probe-platform.ts): every 50 ms, if its term is current,
+ * `cluster` lease (test/fixtures/coordination/probe-platform.ts): every 50 ms, if its term is current,
  * it appends "<instance> <token> <ms>" to a Redis list, so any moment where two instances acted
  * as leader would show in the list.
  *

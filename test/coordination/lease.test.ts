@@ -7,8 +7,8 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseManager } from '../../src/cluster/lease-manager.js';
-import type { LeaderTerm } from '../../src/context.js';
+import type { LeaderTerm } from '../../src/coordination/leadership.js';
+import { LeaseManager } from '../../src/coordination/lease-manager.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { RedisConnections } from '../../src/redis/connections.js';
@@ -78,7 +78,7 @@ describe('lease manager', () => {
     }
     expect(events.filter((e) => e.startsWith('start shared'))).toHaveLength(1);
     expect(a.isLeader('only-b') || c.isLeader('only-b')).toBe(false);
-    expect(first!.held().map((h) => h.work)).toContain('shared');
+    expect(first!.held().map((h) => h.task)).toContain('shared');
     // Without a name: the `cluster` work, which nobody registered here.
     expect(managers.some((m) => m.isLeader())).toBe(false);
   });

@@ -2,12 +2,12 @@
  * The leader's config generation (the `shared-config-publish` maintenance task), one round:
  * compute from the DB → if the published digest is the same, only renew its TTL → otherwise
  * publish a new version (INCR + SET, one script) → let this process load it at once.
- * Both Redis steps check in Redis that this term still holds the `cluster` lease.
+ * Both Redis steps check in Redis that this term still holds the leader's lease (LEADER_TASK).
  */
-import type { LeaderTerm, SharedConfigContent, SharedConfigView } from '../context.js';
 import type { Logger } from '../logging/logger.js';
 import { leaseValue } from './lease-scripts.js';
-import { encodeBody } from './shared-config.js';
+import type { LeaderTerm } from './leadership.js';
+import { encodeBody, type SharedConfigContent, type SharedConfigView } from './shared-config.js';
 import type { SharedConfigStore } from './shared-config-store.js';
 
 export interface PublishDeps {

@@ -1,5 +1,5 @@
 /**
- * The cluster's periodic tasks, run by the leader on the `maintenance` queue
+ * The coordination's periodic tasks, run by the leader on the `maintenance` queue
  * (src/queues/maintenance-worker.ts):
  *
  *   shared-config-publish    the shared config computed from the DB, published as a new version
@@ -8,19 +8,31 @@
  *   instance-registry-trim   ids not heard from for INSTANCE_TTL_MS dropped from the registry's
  *                            sets (instance-registry.ts), every INSTANCE_TTL_MS / 2
  *
- * Both write only as the holder of the `cluster` lease: the publish scripts check the lease
+ * Both write only as the holder of LEADER_TASK's lease: the publish scripts check the lease
  * value inside Redis, the trim checks the term right before it runs.
  */
-import type { PlatformContext } from '../context.js';
+import type { Config } from '../config/index.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
 import type { MaintenanceTask } from '../queues/maintenance-task.js';
-import { computeSharedConfig } from './compute-shared-config.js';
 import { trimRegistry } from './instance-registry.js';
 import { publishSharedConfig } from './publish-shared-config.js';
+import type { SharedConfigContent, SharedConfigView } from './shared-config.js';
 import { SharedConfigStore } from './shared-config-store.js';
 
-export function clusterMaintenanceTasks(ctx: Pick<PlatformContext, 'config' | 'db' | 'redis' | 'keys' | 'sharedConfig' | 'instanceId' | 'logger'>): MaintenanceTask[] {
-  const settings = ctx.config.cluster;
-  const store = new SharedConfigStore(ctx.redis, ctx.keys);
+export interface CoordinationTaskDeps {
+  settings: Config['cluster'];
+  redis: RedisClient;
+  keys: Keys;
+  instanceId: string;
+  sharedConfig: SharedConfigView;
+  /** The shared config's content, computed from the database (src/runtime/shared-config-content.ts). */
+  computeSharedConfig: () => Promise<SharedConfigContent>;
+}
+
+export function coordinationMaintenanceTasks(deps: CoordinationTaskDeps): MaintenanceTask[] {
+  const { settings, redis, keys } = deps;
+  const store = new SharedConfigStore(redis, keys);
   return [
     {
       name: 'shared-config-publish',
@@ -28,7 +40,7 @@ export function clusterMaintenanceTasks(ctx: Pick<PlatformContext, 'config' | 'd
       runAtStart: true,
       run: async ({ job, term, logger }) => {
         const outcome = await publishSharedConfig(
-          { store, compute: () => computeSharedConfig(ctx.db.prisma), sharedConfig: ctx.sharedConfig, instanceId: ctx.instanceId, ttlMs: settings.configTtlSeconds * 1000, logger },
+          { store, compute: deps.computeSharedConfig, sharedConfig: deps.sharedConfig, instanceId: deps.instanceId, ttlMs: settings.configTtlSeconds * 1000, logger },
           term,
         );
         if (outcome.kind === 'published') await job.log(`version ${outcome.version} published (digest ${outcome.digest})`);
@@ -40,7 +52,7 @@ export function clusterMaintenanceTasks(ctx: Pick<PlatformContext, 'config' | 'd
       everyMs: Math.max(500, Math.floor(settings.instanceTtlMs / 2)),
       run: async ({ job, term, logger }) => {
         if (!term.isCurrent()) return { removed: 0, skipped: 'the leader term ended' };
-        const removed = await trimRegistry(ctx.redis, ctx.keys, settings.instanceTtlMs);
+        const removed = await trimRegistry(redis, keys, settings.instanceTtlMs);
         if (removed) {
           logger.info({ removed }, 'instance registry: trimmed instances not heard from');
           await job.log(`${removed} instances not heard from for ${settings.instanceTtlMs} ms trimmed`);

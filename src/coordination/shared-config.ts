@@ -1,5 +1,6 @@
 /**
- * The shared config as published in Redis (pure): digest, encoding and decoding.
+ * The shared config: its types (what a process runs on, ctx.sharedConfig) and its published form
+ * in Redis (pure): digest, encoding and decoding.
  *
  * Published form: one JSON string `{"version":N,"digest":"…","generatedAt":"…","generatedBy":"…","content":{…}}`.
  * The publish script prepends `"version":N` to the encoded body (so version and config change
@@ -8,7 +9,39 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { SharedConfigContent } from '../context.js';
+
+/**
+ * The platform's runtime config computed from the DB, published by the leader. What it holds is
+ * computed by the function the runtime wires in (src/runtime/shared-config-content.ts): the
+ * coordination only moves it around.
+ */
+export interface SharedConfigContent {
+  /** Group ids with rows available or reserved, per pool type (the pools check reads them). */
+  poolGroups: { titles: number[]; contents: number[] };
+}
+
+export interface SharedConfigSnapshot {
+  /** Published version; null when computed locally. */
+  version: number | null;
+  /** `shared`: read from Redis; `local`: computed from the DB by this process (Redis down or nothing published yet). */
+  source: 'shared' | 'local';
+  generatedAt: string;
+  generatedBy: string;
+  /** When this process loaded it. */
+  loadedAt: string;
+  digest: string;
+  content: SharedConfigContent;
+}
+
+/** The shared config as a process runs on it (ctx.sharedConfig). */
+export interface SharedConfigView {
+  /** The config this process runs on (undefined only until the first load). */
+  current(): SharedConfigSnapshot | undefined;
+  /** Called with every newly loaded snapshot. */
+  onChange(listener: (snapshot: SharedConfigSnapshot) => void): void;
+  /** Checks the version now instead of at the next sync tick. */
+  refresh(): Promise<void>;
+}
 
 export interface PublishedConfig {
   version: number;

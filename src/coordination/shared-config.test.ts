@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SharedConfigContent } from '../context.js';
-import { canonicalContent, decodePublished, digestOf, encodeBody } from './shared-config.js';
+import { canonicalContent, decodePublished, digestOf, encodeBody, type SharedConfigContent } from './shared-config.js';
 
 const content: SharedConfigContent = {
   poolGroups: { titles: [7, 3, 3], contents: [12, 4] },
