@@ -18,7 +18,7 @@ import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LeaderTerm } from '../../src/coordination/leadership.js';
 import { LeaseManager } from '../../src/coordination/lease-manager.js';
-import { FixtureMarketplace } from '../../src/crawl/fixture-marketplace/server.js';
+import { FixtureMarketplace } from '../../src/services/fixture-marketplace/server.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { queueList } from '../../src/queues/definitions.js';

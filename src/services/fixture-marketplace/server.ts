@@ -2,8 +2,9 @@
  * The fixture marketplace: a small HTTP server on 127.0.0.1 that looks like the real
  * marketplace to the crawler (same URL scheme and row markup, virtual-list result pages,
  * "no results" past the last page) and can be told to block, slow down or break
- * (behaviour.ts). Tests, benchmarks and the demo use it; the crawler role starts one in-process
- * when CRAWL_SITE=fixture and CRAWL_BASE_URL=embedded.
+ * (behaviour.ts). Tests, benchmarks and the demo use it: a service the platform starts for
+ * demos like the embedded Redis (src/runtime/crawler-role.ts serves one in-process for the
+ * crawler role when CRAWL_SITE=fixture and CRAWL_BASE_URL=embedded).
  *
  * Control it in-process (catalog, behaviour, requests()) or over HTTP:
  *   GET  /__fixture/requests                     what was asked for (search requests, counts by kind)
