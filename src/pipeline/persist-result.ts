@@ -14,11 +14,13 @@
  *   5. alerts of the hour (ON CONFLICT DO NOTHING: once per IP, rule and hour)
  *   6. the IP's weight, interval, lastCrawledAt and nextCrawlAt
  *
- * Uses a pg client from the pool directly (set-based statements with array parameters); nothing
- * inside the transaction waits on another connection (a pool exhausted by transactions that each
- * wait for a second connection would deadlock).
+ * Uses a pg client from the pool directly (set-based statements with array parameters), in the
+ * platform's transaction helper (src/db/transaction.ts); nothing inside the transaction waits on
+ * another connection (a pool exhausted by transactions that each wait for a second connection
+ * would deadlock).
  */
 import type pg from 'pg';
+import { inTransaction } from '../db/transaction.js';
 import { evaluateAlerts, type AlertCandidate, type AlertThresholds } from './alert-rules.js';
 import { intervalSeconds, nextWeight, type IntervalRules, type WeightRules } from './crawl-interval.js';
 import { isBaselineCrawl } from './first-crawl.js';
@@ -64,20 +66,9 @@ export function hourBucket(ms: number): Date {
   return new Date(Math.floor(ms / HOUR_MS) * HOUR_MS);
 }
 
-export async function persistResult(pool: pg.Pool, input: PersistInput, rules: PersistRules, now = Date.now()): Promise<PersistOutcome> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    const outcome = await persistInTransaction(client, input, rules, now);
-    await client.query(outcome.kind === 'persisted' ? 'COMMIT' : 'ROLLBACK');
-    return outcome;
-  } catch (err) {
-    await client.query('ROLLBACK').catch((e: Error) => (broken = e));
-    throw err;
-  } finally {
-    client.release(broken);
-  }
+export function persistResult(pool: pg.Pool, input: PersistInput, rules: PersistRules, now = Date.now()): Promise<PersistOutcome> {
+  // A duplicate or a missing IP leaves nothing behind.
+  return inTransaction(pool, (client) => persistInTransaction(client, input, rules, now), (outcome) => outcome.kind === 'persisted');
 }
 
 async function persistInTransaction(client: pg.PoolClient, input: PersistInput, rules: PersistRules, now: number): Promise<PersistOutcome> {

@@ -7,6 +7,7 @@
  */
 import type pg from 'pg';
 import { distinctGroupIdsSql } from '../db/loose-index-scan.js';
+import { inTransaction } from '../db/transaction.js';
 import type { PoolRow, PoolType } from './pool-item.js';
 
 /** Table per pool type: fixed identifiers, never user input. */
@@ -98,10 +99,8 @@ export class PoolRows {
 
   /** Inserts rows as available, all or nothing, in statements of INSERT_CHUNK rows. */
   async insert(type: PoolType, groupId: number, items: { text: string; batchId: number }[]): Promise<number> {
-    const client = await this.pool.connect();
-    let inserted = 0;
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.pool, async (client) => {
+      let inserted = 0;
       for (let i = 0; i < items.length; i += INSERT_CHUNK) {
         const chunk = items.slice(i, i + INSERT_CHUNK);
         const res = await client.query(
@@ -111,14 +110,8 @@ export class PoolRows {
         );
         inserted += res.rowCount ?? 0;
       }
-      await client.query('COMMIT');
       return inserted;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /**
