@@ -4,9 +4,11 @@ import { ArticleStore } from './article-store.js';
 import { DomainGate } from './domain-gate.js';
 import { FeedLock } from './feed-lock.js';
 import { FeedScheduler } from './feed-scheduler.js';
+import { FeedStore } from './feed-store.js';
 
 export interface FeedServices {
-  store: ArticleStore;
+  feeds: FeedStore;
+  articles: ArticleStore;
   lock: FeedLock;
   gate: DomainGate;
   scheduler: FeedScheduler;
@@ -19,7 +21,8 @@ export function createFeedServices(ctx: Pick<PlatformContext, 'config' | 'db' | 
   const s = ctx.config.feeds;
   const gate = new DomainGate(ctx.redis, ctx.keys, { minIntervalMs: s.domainMinIntervalMs, leaseMs: s.fetchTimeoutMs + DOMAIN_LEASE_MARGIN_MS });
   return {
-    store: new ArticleStore(ctx.db, s.upsertBatchSize),
+    feeds: new FeedStore(ctx.db),
+    articles: new ArticleStore(ctx.db, s.upsertBatchSize),
     lock: new FeedLock(ctx.redis, ctx.keys, s.lockTtlSeconds * 1000),
     gate,
     scheduler: new FeedScheduler({ queues: ctx.queues, redis: ctx.redis, gate, settings: s }),

@@ -15,6 +15,7 @@
  * The dead job then leaves the failed set. The returned taskId is the job that carries the replay.
  */
 import type { PrismaClient } from '../db/client.js';
+import { feedExists } from './feed-store.js';
 import { QUEUED_STATES } from '../queues/job-states.js';
 import type { FeedScheduler } from './feed-scheduler.js';
 
@@ -24,14 +25,14 @@ export interface RefreshReplay {
   taskId?: string;
 }
 
+/** `deps.prisma`: the client the job routes pass (the feed's existence is asked through feed-store.ts). */
 export async function replayDeadRefresh(deps: { prisma: PrismaClient; scheduler: FeedScheduler }, jobId: string): Promise<RefreshReplay> {
   const { scheduler } = deps;
   const job = await scheduler.queue.getJob(jobId);
   const state = job ? await job.getState() : 'unknown';
   if (!job || state !== 'failed') throw new Error(`job "${jobId}" of queue "feed-refresh" is ${state === 'unknown' ? 'not there' : state}, not failed`);
   const feedId = Number(job.data.feedId);
-  const feed = await deps.prisma.feed.findUnique({ where: { id: feedId }, select: { id: true } });
-  if (!feed) return { jobId, status: 'feed_gone' };
+  if (!(await feedExists(deps.prisma, feedId))) return { jobId, status: 'feed_gone' };
 
   let reply: RefreshReplay | undefined;
   for (let attempt = 0; attempt < 3 && !reply; attempt++) {
