@@ -9,7 +9,7 @@ import { createWorker } from '../queues/create-worker.js';
 import { createResultPipeline, createScheduler } from './components.js';
 import { createResultJobProcessor } from './process-result-job.js';
 import { schedulerMetrics, startBackpressureLoop } from './scheduling/backpressure-loop.js';
-import { countCrawlHealth } from './ip-queries.js';
+import { IpStore } from './ip-store.js';
 
 export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandle> {
   const logger = ctx.logger.child({ role: 'pipeline' });
@@ -25,8 +25,9 @@ export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandl
   ctx.metrics.onScrape(async () => scheduled.set(await scheduler.chain.size()));
   const activeIps = ctx.metrics.gauge('wp_ips_active', 'Active IPs (crawled on their interval).');
   const overdueIps = ctx.metrics.gauge('wp_ips_crawl_overdue', 'Active IPs not crawled for more than twice their interval (never crawled: since created).');
+  const ips = new IpStore(ctx.db);
   ctx.metrics.onScrape(async () => {
-    const health = await countCrawlHealth(ctx.db);
+    const health = await ips.crawlHealth();
     activeIps.set(health.active);
     overdueIps.set(health.overdue);
   });

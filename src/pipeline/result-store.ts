@@ -1,5 +1,9 @@
 /**
- * Persists one crawl result in ONE PostgreSQL transaction, so its effects happen once:
+ * The results store: crawl results' effects in PostgreSQL (processed_results, item_snapshots,
+ * ip_stats_hourly, alerts and the IP's crawl fields), written by the result pipeline
+ * (process-result.ts), and the retention of processed_results.
+ *
+ * `persist` writes one crawl result in ONE transaction, so its effects happen once:
  *
  *   1. processed_results row for the task id (ON CONFLICT DO NOTHING: none inserted → the
  *      result was persisted before → nothing else is written; a concurrent duplicate waits
@@ -66,9 +70,28 @@ export function hourBucket(ms: number): Date {
   return new Date(Math.floor(ms / HOUR_MS) * HOUR_MS);
 }
 
-export function persistResult(pool: pg.Pool, input: PersistInput, rules: PersistRules, now = Date.now()): Promise<PersistOutcome> {
-  // A duplicate or a missing IP leaves nothing behind.
-  return inTransaction(pool, (client) => persistInTransaction(client, input, rules, now), (outcome) => outcome.kind === 'persisted');
+export class ResultStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** Steps 1 to 6 above, in one transaction; a duplicate or a missing IP leaves nothing behind. */
+  persist(input: PersistInput, rules: PersistRules, now = Date.now()): Promise<PersistOutcome> {
+    return inTransaction(this.pool, (client) => persistInTransaction(client, input, rules, now), (outcome) => outcome.kind === 'persisted');
+  }
+
+  /** Whether the result of `taskId` was persisted (its processed_results row exists). */
+  async wasProcessed(taskId: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query({ name: 'pipeline-was-processed', text: 'SELECT 1 FROM processed_results WHERE task_id = $1', values: [taskId] });
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** Deletes up to `limit` processed task ids recorded before `before`; returns how many. */
+  async dropProcessedBefore(before: Date, limit: number): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `DELETE FROM processed_results WHERE task_id IN (SELECT task_id FROM processed_results WHERE processed_at < $1 LIMIT ${Math.floor(limit)})`,
+      [before],
+    );
+    return rowCount ?? 0;
+  }
 }
 
 async function persistInTransaction(client: pg.PoolClient, input: PersistInput, rules: PersistRules, now: number): Promise<PersistOutcome> {
