@@ -40,60 +40,14 @@ export interface InstanceInfo extends InstanceDetails {
   lastSeen: string;
 }
 
-/**
- * KEYS[1] index, KEYS[2] details, KEYS[3] membership index, KEYS[4..] role and queue sets
- * ARGV[1] id, ARGV[2] TTL ms, ARGV[3] details JSON
- * Returns the lastSeen written (Redis time, ms).
- */
-const heartbeat = new RedisScript(
-  'registry-heartbeat',
-  `-- KEYS[1] index, KEYS[2] details, KEYS[3] membership index, KEYS[4..] memberships; ARGV[1] id, ARGV[2] ttl ms, ARGV[3] details
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
-redis.call('ZADD', KEYS[1], now, ARGV[1])
-for i = 4, #KEYS do
-  redis.call('ZADD', KEYS[i], now, ARGV[1])
-  redis.call('SADD', KEYS[3], KEYS[i])
-end
-return now
-`,
-);
+/** One heartbeat: details with their TTL, lastSeen in every set (registry-heartbeat.lua). */
+const heartbeat = RedisScript.load('registry-heartbeat', new URL('./registry-heartbeat.lua', import.meta.url), { keys: ['index', 'details', 'membershipIndex'], args: ['id', 'ttlMs', 'details'] });
 
-/**
- * KEYS[1] index, KEYS[2] details, KEYS[3..] role and queue sets
- * ARGV[1] id
- */
-const leave = new RedisScript(
-  'registry-leave',
-  `-- KEYS[1] index, KEYS[2] details, KEYS[3..] memberships; ARGV[1] id
-redis.call('DEL', KEYS[2])
-redis.call('ZREM', KEYS[1], ARGV[1])
-for i = 3, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
-return 1
-`,
-);
+/** A stopping instance leaves the registry (registry-leave.lua). */
+const leave = RedisScript.load('registry-leave', new URL('./registry-leave.lua', import.meta.url), { keys: ['index', 'details'], args: ['id'] });
 
-/**
- * Removes ids not seen for a TTL from the index and every membership set; forgets empty sets.
- *
- * KEYS[1] index, KEYS[2] membership index, KEYS[3..] role and queue sets
- * ARGV[1] TTL ms
- * Returns the number of ids removed from the index.
- */
-const trim = new RedisScript(
-  'registry-trim',
-  `-- KEYS[1] index, KEYS[2] membership index, KEYS[3..] memberships; ARGV[1] ttl ms
-local t = redis.call('TIME')
-local cutoff = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[1])
-local removed = redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. cutoff)
-for i = 3, #KEYS do
-  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', '(' .. cutoff)
-  if redis.call('ZCARD', KEYS[i]) == 0 then redis.call('SREM', KEYS[2], KEYS[i]) end
-end
-return removed
-`,
-);
+/** The leader's cleanup of ids not heard from (registry-trim.lua). */
+const trim = RedisScript.load('registry-trim', new URL('./registry-trim.lua', import.meta.url), { keys: ['index', 'membershipIndex'], args: ['ttlMs'] });
 
 export interface InstanceRegistryDeps {
   redis: RedisClient;
@@ -139,7 +93,9 @@ export class InstanceRegistry {
       clearInterval(this.timer);
       await this.beating;
       if (!this.membership) return;
-      await leave.run(this.deps.redis, [this.deps.keys.instanceIndex(), this.deps.keys.instance(this.deps.instanceId), ...this.membershipKeys()], [this.deps.instanceId]).catch(() => undefined);
+      await leave
+        .run(this.deps.redis, { index: this.deps.keys.instanceIndex(), details: this.deps.keys.instance(this.deps.instanceId) }, { id: this.deps.instanceId }, { keys: this.membershipKeys() })
+        .catch(() => undefined);
     })());
   }
 
@@ -152,7 +108,7 @@ export class InstanceRegistry {
     if (this.beating || this.stopping) return this.beating ?? Promise.resolve();
     const { redis, keys, instanceId, ttlMs } = this.deps;
     this.beating = heartbeat
-      .run(redis, [keys.instanceIndex(), keys.instance(instanceId), keys.membershipIndex(), ...this.membershipKeys()], [instanceId, ttlMs, JSON.stringify(this.details())])
+      .run(redis, { index: keys.instanceIndex(), details: keys.instance(instanceId), membershipIndex: keys.membershipIndex() }, { id: instanceId, ttlMs, details: JSON.stringify(this.details()) }, { keys: this.membershipKeys() })
       .then(
         () => this.outage.success(),
         (err: Error) => this.outage.failure(err),
@@ -197,5 +153,5 @@ export async function membersOf(redis: RedisClient, keys: RegistryKeys, kind: 'r
 /** The leader's cleanup: drops ids not seen for a TTL from the index and every membership set. */
 export async function trimRegistry(redis: RedisClient, keys: RegistryKeys, ttlMs: number): Promise<number> {
   const memberships = await redis.smembers(keys.membershipIndex());
-  return trim.run<number>(redis, [keys.instanceIndex(), keys.membershipIndex(), ...memberships], [ttlMs]);
+  return trim.run<number>(redis, { index: keys.instanceIndex(), membershipIndex: keys.membershipIndex() }, { ttlMs }, { keys: memberships });
 }

@@ -226,7 +226,7 @@ export class LeaseManager implements Leadership {
     w.busy = true;
     const sentAt = performance.now();
     try {
-      const [taken, n] = await acquireLease.run<[number, number]>(redis, [w.key, w.tokenKey], [instanceId, ttlMs, w.lastValue]);
+      const [taken, n] = await acquireLease.run<[number, number]>(redis, { lease: w.key, tokenCounter: w.tokenKey }, { instanceId, ttlMs, previousValue: w.lastValue });
       this.redisReachable();
       if (taken !== 1) {
         w.nextOpAt = performance.now() + nextAttemptDelayMs(ttlMs, n);
@@ -234,7 +234,7 @@ export class LeaseManager implements Leadership {
       }
       const value = leaseValue(instanceId, n);
       if (this.closing) {
-        await releaseLease.run(redis, [w.key], [value]).catch(() => undefined);
+        await releaseLease.run(redis, { lease: w.key }, { termValue: value }).catch(() => undefined);
         return;
       }
       this.begin(w, n, value, localDeadline(sentAt, ttlMs));
@@ -254,7 +254,7 @@ export class LeaseManager implements Leadership {
     w.busy = true;
     const sentAt = performance.now();
     try {
-      const renewed = await renewLease.run<number>(redis, [w.key], [term.value, ttlMs]);
+      const renewed = await renewLease.run<number>(redis, { lease: w.key }, { termValue: term.value, ttlMs });
       this.redisReachable();
       if (term.ended) return;
       if (renewed === 1) {
@@ -315,7 +315,7 @@ export class LeaseManager implements Leadership {
         stops.map((stop) => stop?.().catch((err: unknown) => this.deps.logger.error({ err, work: w.name }, 'singleton work failed to stop'))),
       );
       // Still ours (deadline passed but Redis kept it, or shutdown): free it for the others now.
-      await releaseLease.run(this.deps.redis, [w.key], [term.value]).catch(() => undefined);
+      await releaseLease.run(this.deps.redis, { lease: w.key }, { termValue: term.value }).catch(() => undefined);
       if (w.term === term) w.term = undefined;
       w.ending = undefined;
       if (w.state === 'ending') {

@@ -4,60 +4,14 @@
  */
 import { RedisScript } from '../redis/script.js';
 
-/**
- * Takes the lease when it is free (or still holds the value of this process's previous term)
- * and issues the next fencing token.
- *
- * KEYS[1] lease key, KEYS[2] token counter (same slot)
- * ARGV[1] instance id, ARGV[2] TTL ms, ARGV[3] this process's previous value ('' if none)
- * Returns {1, token} when taken, {0, PTTL of the holder} otherwise.
- */
-export const acquireLease = new RedisScript(
-  'lease-acquire',
-  `-- KEYS[1] lease, KEYS[2] token counter; ARGV[1] instance id, ARGV[2] ttl ms, ARGV[3] previous own value
-local current = redis.call('GET', KEYS[1])
-if current and current ~= ARGV[3] then
-  return {0, redis.call('PTTL', KEYS[1])}
-end
-local token = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], ARGV[1] .. '#' .. token, 'PX', ARGV[2])
-return {1, token}
-`,
-);
+/** Takes a free lease and issues the next fencing token (lease-acquire.lua). */
+export const acquireLease = RedisScript.load('lease-acquire', new URL('./lease-acquire.lua', import.meta.url), { keys: ['lease', 'tokenCounter'], args: ['instanceId', 'ttlMs', 'previousValue'] });
 
-/**
- * Extends the lease only while it still holds this term's value.
- *
- * KEYS[1] lease key
- * ARGV[1] this term's value, ARGV[2] TTL ms
- * Returns 1 when renewed, 0 when the lease is gone or held by another term.
- */
-export const renewLease = new RedisScript(
-  'lease-renew',
-  `-- KEYS[1] lease; ARGV[1] term value, ARGV[2] ttl ms
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-`,
-);
+/** Extends the lease while it still holds this term's value (lease-renew.lua). */
+export const renewLease = RedisScript.load('lease-renew', new URL('./lease-renew.lua', import.meta.url), { keys: ['lease'], args: ['termValue', 'ttlMs'] });
 
-/**
- * Deletes the lease only while it still holds this term's value.
- *
- * KEYS[1] lease key
- * ARGV[1] this term's value
- * Returns 1 when released, 0 otherwise.
- */
-export const releaseLease = new RedisScript(
-  'lease-release',
-  `-- KEYS[1] lease; ARGV[1] term value
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-`,
-);
+/** Deletes the lease while it still holds this term's value (lease-release.lua). */
+export const releaseLease = RedisScript.load('lease-release', new URL('./lease-release.lua', import.meta.url), { keys: ['lease'], args: ['termValue'] });
 
 /** The value a term writes into its lease. */
 export function leaseValue(instanceId: string, token: number): string {

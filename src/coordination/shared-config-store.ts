@@ -10,43 +10,11 @@ import { RedisScript } from '../redis/script.js';
 import { LEADER_TASK } from './leadership.js';
 import { decodePublished, type PublishedConfig } from './shared-config.js';
 
-/**
- * Keeps the published config alive when it has the leader's digest.
- *
- * KEYS[1] cluster lease, KEYS[2] config
- * ARGV[1] the leader's lease value, ARGV[2] digest, ARGV[3] TTL ms
- * Returns -1 when ARGV[1] does not hold the lease, 1 when the digest matched (TTL renewed),
- * 0 when nothing is published or it differs (publish then).
- */
-const keepAlive = new RedisScript(
-  'shared-config-keep-alive',
-  `-- KEYS[1] cluster lease, KEYS[2] config; ARGV[1] lease value, ARGV[2] digest, ARGV[3] ttl ms
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-local current = redis.call('GET', KEYS[2])
-if current and string.match(current, '"digest":"(%x+)"') == ARGV[2] then
-  redis.call('PEXPIRE', KEYS[2], ARGV[3])
-  return 1
-end
-return 0
-`,
-);
+/** Renews the published config's TTL when it has the leader's digest (shared-config-keep-alive.lua). */
+const keepAlive = RedisScript.load('shared-config-keep-alive', new URL('./shared-config-keep-alive.lua', import.meta.url), { keys: ['lease', 'config'], args: ['leaseValue', 'digest', 'ttlMs'] });
 
-/**
- * Publishes a new version: INCR of the counter and the config carrying that version, together.
- *
- * KEYS[1] cluster lease, KEYS[2] config, KEYS[3] version counter
- * ARGV[1] the leader's lease value, ARGV[2] body (a JSON object without "version"), ARGV[3] TTL ms
- * Returns the new version, or -1 when ARGV[1] does not hold the lease.
- */
-const publish = new RedisScript(
-  'shared-config-publish',
-  `-- KEYS[1] cluster lease, KEYS[2] config, KEYS[3] version; ARGV[1] lease value, ARGV[2] body, ARGV[3] ttl ms
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
-local version = redis.call('INCR', KEYS[3])
-redis.call('SET', KEYS[2], '{"version":' .. version .. ',' .. string.sub(ARGV[2], 2), 'PX', ARGV[3])
-return version
-`,
-);
+/** Publishes a new version: counter and config together (shared-config-publish.lua). */
+const publish = RedisScript.load('shared-config-publish', new URL('./shared-config-publish.lua', import.meta.url), { keys: ['lease', 'config', 'version'], args: ['leaseValue', 'body', 'ttlMs'] });
 
 export class SharedConfigStore {
   constructor(
@@ -72,12 +40,12 @@ export class SharedConfigStore {
   }
 
   keepAlive(leaseValue: string, digest: string, ttlMs: number): Promise<-1 | 0 | 1> {
-    return keepAlive.run<-1 | 0 | 1>(this.redis, [this.keys.lease(LEADER_TASK), this.keys.sharedConfig()], [leaseValue, digest, ttlMs]);
+    return keepAlive.run<-1 | 0 | 1>(this.redis, { lease: this.keys.lease(LEADER_TASK), config: this.keys.sharedConfig() }, { leaseValue, digest, ttlMs });
   }
 
   /** The new version, or null when `leaseValue` no longer holds the leader's lease. */
   async publish(leaseValue: string, body: string, ttlMs: number): Promise<number | null> {
-    const v = await publish.run<number>(this.redis, [this.keys.lease(LEADER_TASK), this.keys.sharedConfig(), this.keys.sharedConfigVersion()], [leaseValue, body, ttlMs]);
+    const v = await publish.run<number>(this.redis, { lease: this.keys.lease(LEADER_TASK), config: this.keys.sharedConfig(), version: this.keys.sharedConfigVersion() }, { leaseValue, body, ttlMs });
     return v < 0 ? null : v;
   }
 }

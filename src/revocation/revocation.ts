@@ -25,6 +25,7 @@
  * other route and the handler gets no Revocation.
  */
 import { HttpError } from '../errors.js';
+import type { ScriptTail } from '../redis/script.js';
 
 /**
  * The error replies of a guarded script: its session is logged out; its credential state is not
@@ -102,14 +103,12 @@ export class Revocation {
   }
 }
 
-/** The keys of a guarded script: `keys`, then the guard's two keys when the request carries a Revocation. */
-export function guardedKeys(keys: string[], revocation: Revocation | undefined): string[] {
-  return revocation ? [...keys, ...revocation.keys] : keys;
-}
-
-/** The ARGV of a guarded script: `args`, then the expected state when the request carries a Revocation. */
-export function guardedArgs(args: (string | number)[], revocation: Revocation | undefined): (string | number)[] {
-  return revocation ? [...args, revocation.arg] : args;
+/**
+ * The guard's part of a guarded script's keys and arguments, after its own (ScriptTail): the two
+ * keys, and the expected state as the last ARGV, when the request carries a Revocation.
+ */
+export function guardTail(revocation: Revocation | undefined): ScriptTail {
+  return revocation ? { keys: revocation.keys, args: [revocation.arg] } : {};
 }
 
 /**
