@@ -31,7 +31,8 @@ import pgLib from 'pg';
 import type { Counter } from 'prom-client';
 import { AuthService } from '../src/auth/auth-service.js';
 import { loadConfig } from '../src/config/index.js';
-import { requireAuth } from '../src/http/auth-middleware.js';
+import { authenticator } from '../src/http/authenticate.js';
+import { requireAuth } from '../src/http/express-mount.js';
 import { newMessageId } from '../src/messages/message-id.js';
 import { MessageConnections } from '../src/messages/message-connections.js';
 import { MessageStore } from '../src/messages/message-store.js';
@@ -107,7 +108,7 @@ async function serve(): Promise<void> {
   const keyOf = (s: string) => `bench:chat:session:{${s}}:messages`;
   const { cacheMaxLen, cacheTtlSeconds } = config.messages;
   const bare = await listenLocal(baselineApp(redis, keyOf, cacheMaxLen, cacheTtlSeconds));
-  const authed = await listenLocal(baselineApp(redis, keyOf, cacheMaxLen, cacheTtlSeconds, requireAuth(auth)));
+  const authed = await listenLocal(baselineApp(redis, keyOf, cacheMaxLen, cacheTtlSeconds, requireAuth(authenticator(auth))));
   const url = (server: http.Server) => `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   console.log(JSON.stringify({ baseline: url(bare), baselineAuth: url(authed) }));
   process.once('SIGTERM', async () => {

@@ -8,16 +8,20 @@
  * The board is for admins only: another role's login is refused on the form (403, no cookie) and
  * its token is refused by the board (403). /admin/logout blacklists the session exactly like
  * POST /api/auth/logout.
+ *
+ * It is an express app mounted beside the API's dispatcher for every path under /admin
+ * (src/http/express-mount.ts); the request wrapper gives its answers their request id and
+ * security headers and maps the errors it passes on (JSON 401/403/500).
  */
-import express, { type Express, type Request, type Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
-import type { AuthService } from '../src/auth/auth-service.js';
 import { roleAllows } from '../src/auth/roles.js';
-import { HttpError } from '../src/errors.js';
-import { cookieToken, requireAuth as requireAuthFactory, SESSION_COOKIE } from '../src/http/auth-middleware.js';
+import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../src/errors.js';
+import { cookieToken, SESSION_COOKIE } from '../src/http/authenticate.js';
+import { expressApp, type ExpressMount, type MountContext } from '../src/http/express-mount.js';
 import { findTextProblem } from '../src/http/input-checks.js';
 import type { AuthInfo } from '../src/http/route.js';
 
@@ -55,9 +59,10 @@ export interface BullBoardOptions {
   cookieSecure: boolean;
 }
 
-/** Returns the mount used by the API app (see src/http/app.ts `mounts`). */
-export function bullBoardMount(options: BullBoardOptions) {
-  return (app: Express, auth: { requireAuth: typeof requireAuthFactory; service: AuthService }) => {
+/** The mount of the API app (src/http/app.ts `mounts`): everything under /admin. */
+export function bullBoardMount(options: BullBoardOptions): (context: MountContext) => ExpressMount {
+  return ({ requireAuth, auth, clientAddress }) => {
+    const app = expressApp();
     const serverAdapter = new ExpressAdapter();
     serverAdapter.setBasePath(BOARD_PATH);
     createBullBoard({
@@ -82,7 +87,7 @@ export function bullBoardMount(options: BullBoardOptions) {
           res.status(400).type('html').send(loginPage('Enter one username and one password.'));
           return;
         }
-        const { token, expiresAt, role } = await auth.service.login(username, password, req.ip);
+        const { token, expiresAt, role } = await auth.login(username, password, clientAddress(req));
         if (!roleAllows(role, 'admin')) {
           res.status(403).type('html').send(loginPage('Bull Board is for admins.'));
           return;
@@ -91,18 +96,18 @@ export function bullBoardMount(options: BullBoardOptions) {
         res.setHeader('Set-Cookie', cookie(token, maxAge));
         res.redirect(303, BOARD_PATH);
       } catch (err) {
-        if (err instanceof HttpError && (err.status === 401 || err.status === 429)) {
-          res.status(err.status).type('html').send(loginPage(err.message));
+        if (err instanceof UnauthenticatedError || err instanceof RateLimitedError) {
+          res.status(err instanceof RateLimitedError ? 429 : 401).type('html').send(loginPage(err.message));
           return;
         }
         next(err);
       }
     });
     const logout = async (req: Request, res: Response) => {
-      const token = cookieToken(req);
+      const token = cookieToken(req.headers.cookie);
       if (token) {
         try {
-          await auth.service.logout(await auth.service.authenticate(token));
+          await auth.logout(await auth.authenticate(token));
         } catch {
           /* an invalid or expired token needs no blacklisting */
         }
@@ -114,15 +119,15 @@ export function bullBoardMount(options: BullBoardOptions) {
     app.post(LOGOUT_PATH, logout);
 
     // Browsers asking for the board's pages are sent to the login page; API calls get 401 JSON.
-    const guard = auth.requireAuth(auth.service, { allowCookie: true });
+    const guard = requireAuth({ allowCookie: true });
     app.use(BOARD_PATH, (req, res, next) => {
       guard(req, res, (err?: unknown) => {
         if (!err && !roleAllows((res.locals.auth as AuthInfo).role, 'admin')) {
-          err = new HttpError(403, 'forbidden', 'Bull Board is for admins');
+          err = new ForbiddenError('forbidden', 'Bull Board is for admins');
         }
         if (!err) return next();
         const wantsHtml = req.method === 'GET' && !req.path.startsWith('/api/') && (req.headers.accept ?? '').includes('text/html');
-        if (wantsHtml && err instanceof HttpError && err.status === 401) {
+        if (wantsHtml && err instanceof UnauthenticatedError) {
           res.redirect(303, LOGIN_PATH);
           return;
         }
@@ -130,5 +135,6 @@ export function bullBoardMount(options: BullBoardOptions) {
       });
     });
     app.use(BOARD_PATH, serverAdapter.getRouter());
+    return { prefix: '/admin', app };
   };
 }

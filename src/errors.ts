@@ -6,7 +6,20 @@
  * - BlockedError    → the job is delayed by `retryAfterMs` without spending an attempt
  *                     (rate limited, blocked by the remote side, a busy domain).
  *
- * Anything else is treated as retryable. HTTP handlers use HttpError for 4xx/5xx answers.
+ * Anything else is treated as retryable.
+ *
+ * A request's outcome, thrown by a domain and turned into a status code by the HTTP layer only
+ * (src/http/error-reply.ts); each carries a machine-readable `code`, the `field` it concerns when
+ * the API names one, and optional `details`:
+ *
+ * - InvalidInputError    → 400  the input is well-formed but not acceptable (a wrong current password)
+ * - UnauthenticatedError → 401  no credential, or one that is not (or no longer) valid
+ * - ForbiddenError       → 403  a valid credential whose role may not do this
+ * - NotFoundError        → 404  no such thing (or not the caller's)
+ * - ConflictError        → 409  it would clash with what exists (a taken name, a limit reached)
+ * - InvalidStateError    → 409  the thing exists but its state does not allow this (an inactive IP, a running job)
+ * - RateLimitedError     → 429  too many attempts; `retryAfterSeconds`
+ * - UnavailableError     → 503  cannot be answered now (DependencyDownError: Redis or the database is down)
  */
 
 export class PlatformError extends Error {
@@ -54,27 +67,70 @@ export class BlockedError extends PlatformError {
   }
 }
 
-/** An answer for an HTTP client: status, machine-readable code and, for bad input, the field. */
-export class HttpError extends PlatformError {
+/** What a request's outcome carries besides its message: the input field it concerns, details, a cause. */
+export interface OutcomeOptions {
+  field?: string;
+  details?: unknown;
+  cause?: unknown;
+}
+
+/** A request's outcome other than success (see the list at the top); `code` is machine-readable. */
+export abstract class OutcomeError extends PlatformError {
+  readonly field: string | undefined;
+  readonly details: unknown;
+
   constructor(
-    readonly status: number,
     readonly code: string,
     message: string,
-    readonly field?: string,
-    readonly details?: unknown,
+    options: OutcomeOptions = {},
   ) {
-    super(message);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.field = options.field;
+    this.details = options.details;
   }
 }
 
-/** A required service (Redis, the database) cannot be reached. */
-export class DependencyDownError extends PlatformError {
+/** The input passed its schema but cannot be accepted (a wrong current password, a role too high for the user). */
+export class InvalidInputError extends OutcomeError {}
+
+/** No credential, or one that is invalid, expired, logged out or ended. */
+export class UnauthenticatedError extends OutcomeError {}
+
+/** A valid credential whose role may not do this. */
+export class ForbiddenError extends OutcomeError {}
+
+/** No such thing, or none the caller may see. */
+export class NotFoundError extends OutcomeError {}
+
+/** It would clash with what exists: a name taken, a URL already subscribed, a limit reached. */
+export class ConflictError extends OutcomeError {}
+
+/** The thing exists, but its state does not allow this now: an inactive IP, a running job, the last admin. */
+export class InvalidStateError extends OutcomeError {}
+
+/** Too many attempts: try again after `retryAfterSeconds`. */
+export class RateLimitedError extends OutcomeError {
+  constructor(
+    code: string,
+    message: string,
+    readonly retryAfterSeconds: number,
+    options: OutcomeOptions = {},
+  ) {
+    super(code, message, { details: { retryAfterSeconds }, ...options });
+  }
+}
+
+/** The request cannot be answered now (something not loaded yet, a dependency down); worth retrying later. */
+export class UnavailableError extends OutcomeError {}
+
+/** A required service (Redis, the database) cannot be reached: code `redis_unavailable` or `database_unavailable`. */
+export class DependencyDownError extends UnavailableError {
   constructor(
     readonly dependency: 'redis' | 'database',
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(`${dependency}_unavailable`, message, options);
   }
 }
 

@@ -10,7 +10,7 @@
  */
 import type { Logger } from '../logging/logger.js';
 import type { Prisma, PrismaClient } from '../db/client.js';
-import { DependencyDownError, HttpError } from '../errors.js';
+import { ConflictError, DependencyDownError, InvalidInputError, InvalidStateError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import type { User } from '../generated/prisma/client.js';
 import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import type { AuthService } from './auth-service.js';
@@ -55,7 +55,7 @@ export class Accounts {
       });
       return userView(user);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new HttpError(409, 'username_taken', `a user named "${input.username}" exists`, 'username');
+      if (isUniqueViolation(err)) throw new ConflictError('username_taken', `a user named "${input.username}" exists`, { field: 'username' });
       throw err;
     }
   }
@@ -70,7 +70,7 @@ export class Accounts {
     const user = await this.change(id, changes, async (tx, before) => {
       if (!mayRemoveAdmin || before.role !== 'admin' || before.disabled) return;
       const [{ admins }] = await tx.$queryRaw<[{ admins: number }]>`SELECT count(*)::int AS admins FROM users WHERE role = 'admin' AND NOT disabled`;
-      if (admins <= 1) throw new HttpError(409, 'last_admin', 'the last enabled admin cannot be disabled or lose the admin role', changes.disabled ? 'disabled' : 'role');
+      if (admins <= 1) throw new InvalidStateError('last_admin', 'the last enabled admin cannot be disabled or lose the admin role', { field: changes.disabled ? 'disabled' : 'role' });
     }, mayRemoveAdmin);
     return userView(user);
   }
@@ -78,9 +78,9 @@ export class Accounts {
   /** A user's own password change: the current password is checked within the login rate limit. */
   async changeOwnPassword(userId: number, currentPassword: string, newPassword: string, ip: string | undefined): Promise<void> {
     const found = await this.deps.prisma.user.findUnique({ where: { id: userId } });
-    if (!found) throw new HttpError(401, 'unknown_user', 'the token\'s user does not exist');
+    if (!found) throw new UnauthenticatedError('unknown_user', 'the token\'s user does not exist');
     const checked = await this.deps.auth.checkPasswordLimited(found.username, currentPassword, ip, async () => found);
-    if (!checked) throw new HttpError(400, 'wrong_password', 'currentPassword is not the current password', 'currentPassword');
+    if (!checked) throw new InvalidInputError('wrong_password', 'currentPassword is not the current password', { field: 'currentPassword' });
     await this.change(userId, { password: newPassword });
   }
 
@@ -141,7 +141,7 @@ export class Accounts {
         // other admin as the last one (taken before the row lock: no lock-order deadlock).
         if (serializeAdminChanges) await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ADMIN_CHANGES_LOCK})`;
         const [before] = await tx.$queryRaw<{ id: number; role: Role; disabled: boolean }[]>`SELECT id, role::text AS role, disabled FROM users WHERE id = ${id} FOR UPDATE`;
-        if (!before) throw new HttpError(404, 'user_not_found', `no user ${id}`, 'id');
+        if (!before) throw new NotFoundError('user_not_found', `no user ${id}`, { field: 'id' });
         await guard?.(tx, before);
         const user = await tx.user.update({
           where: { id },

@@ -4,7 +4,7 @@
  * stored; revoking it (or disabling its user) ends it at once everywhere (credential-state.ts).
  */
 import type { PrismaClient } from '../db/client.js';
-import { DependencyDownError, HttpError } from '../errors.js';
+import { DependencyDownError, InvalidInputError, InvalidStateError, NotFoundError } from '../errors.js';
 import type { ApiKey } from '../generated/prisma/client.js';
 import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import { formatApiKey, hashApiKeySecret, newApiKeySecret } from './api-key-format.js';
@@ -32,9 +32,9 @@ export class ApiKeys {
   async create(input: { name: string; userId: number; role: Role }): Promise<ApiKeyView & { key: string }> {
     const { prisma, states } = this.deps;
     const user = await prisma.user.findUnique({ where: { id: input.userId } });
-    if (!user) throw new HttpError(404, 'user_not_found', `no user ${input.userId}`, 'userId');
-    if (user.disabled) throw new HttpError(409, 'user_disabled', `user ${input.userId} is disabled`, 'userId');
-    if (!roleAllows(user.role, input.role)) throw new HttpError(400, 'role_too_high', `user ${input.userId} is not an admin; its keys can only have the role "user"`, 'role');
+    if (!user) throw new NotFoundError('user_not_found', `no user ${input.userId}`, { field: 'userId' });
+    if (user.disabled) throw new InvalidStateError('user_disabled', `user ${input.userId} is disabled`, { field: 'userId' });
+    if (!roleAllows(user.role, input.role)) throw new InvalidInputError('role_too_high', `user ${input.userId} is not an admin; its keys can only have the role "user"`, { field: 'role' });
     const secret = newApiKeySecret();
     const key = await prisma.apiKey.create({ data: { name: input.name, userId: input.userId, role: input.role, secretHash: hashApiKeySecret(secret) } });
     // Stored now, so that the key's first requests need no database read (a fill would do it otherwise).
@@ -52,7 +52,7 @@ export class ApiKeys {
     try {
       await prisma.$transaction(async (tx) => {
         const key = await tx.apiKey.findUnique({ where: { id } });
-        if (!key) throw new HttpError(404, 'api_key_not_found', `no API key ${id}`, 'id');
+        if (!key) throw new NotFoundError('api_key_not_found', `no API key ${id}`, { field: 'id' });
         if (!key.revokedAt) await tx.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
         await states.raise({ kind: 'apiKey', id }, API_KEY_REVOKED);
       }, INTERACTIVE_TRANSACTION);

@@ -9,7 +9,7 @@
  */
 import type { Counter } from 'prom-client';
 import type { PrismaClient } from '../db/client.js';
-import { DependencyDownError, HttpError } from '../errors.js';
+import { DependencyDownError, InvalidInputError, RateLimitedError, UnauthenticatedError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -109,7 +109,7 @@ export class AuthService {
     const verdict = await this.redisStep(() => this.rateLimit.count(username, address), { allowed: true as const }, 'the login rate limit cannot be checked');
     if (!verdict.allowed) {
       const wait = verdict.retryAfterSeconds;
-      throw new HttpError(429, 'too_many_attempts', `too many failed attempts; try again in ${wait} s`, undefined, { retryAfterSeconds: wait });
+      throw new RateLimitedError('too_many_attempts', `too many failed attempts; try again in ${wait} s`, wait);
     }
     const user = await load();
     if (!(await this.checkPassword(password, user?.passwordHash)) || !user) return undefined;
@@ -119,8 +119,8 @@ export class AuthService {
 
   async login(username: string, password: string, ip: string | undefined): Promise<{ token: string; expiresAt: string; role: Role }> {
     const user = await this.checkPasswordLimited(username, password, ip, () => this.deps.prisma.user.findUnique({ where: { username } }));
-    if (!user) throw new HttpError(401, 'invalid_credentials', 'unknown user or wrong password');
-    if (user.disabled) throw new HttpError(401, 'user_disabled', 'this user is disabled');
+    if (!user) throw new UnauthenticatedError('invalid_credentials', 'unknown user or wrong password');
+    if (user.disabled) throw new UnauthenticatedError('user_disabled', 'this user is disabled');
     // The state the token will be compared with, stored now so that requests need no database read.
     await this.redisStep(() => this.states.raise({ kind: 'user', id: user.id }, userState(user)), '', 'the login cannot be recorded');
     const { token, claims } = await this.tokens.issue(user);
@@ -130,7 +130,7 @@ export class AuthService {
   /** Blacklists the token's session until the token would expire. */
   async logout(principal: Principal): Promise<void> {
     if (principal.kind !== 'token' || principal.exp === undefined) {
-      throw new HttpError(400, 'not_a_session', 'an API key is not a session; revoke it with DELETE /api/api-keys/:id');
+      throw new InvalidInputError('not_a_session', 'an API key is not a session; revoke it with DELETE /api/api-keys/:id');
     }
     try {
       await this.blacklist.add(principal.sessionId, principal.exp);
@@ -141,7 +141,7 @@ export class AuthService {
 
   /**
    * Verifies the credential: a token's signature and expiry, or an API key's secret; then that it
-   * is current (not logged out, its user or key unchanged). Throws HttpError 401 when not, and 503
+   * is current (not logged out, its user or key unchanged). Throws UnauthenticatedError (401) when not, and DependencyDownError (503)
    * when Redis is down and the platform fails secure.
    *
    * With `deferBlacklist` the currency check is not made here: the result carries a Revocation for
@@ -183,14 +183,14 @@ export class AuthService {
   async authenticate(token: string): Promise<Principal> {
     if (looksLikeApiKey(token)) {
       const principal = await this.apiKeys.verify(token);
-      if (!principal) throw new HttpError(401, 'invalid_api_key', 'the API key is invalid or revoked');
+      if (!principal) throw new UnauthenticatedError('invalid_api_key', 'the API key is invalid or revoked');
       return principal;
     }
     try {
       return this.principalOf(await this.tokens.verify(token));
     } catch (err) {
       const reason = err instanceof InvalidTokenError ? err.reason : 'invalid';
-      throw new HttpError(401, reason === 'expired' ? 'token_expired' : 'invalid_token', reason === 'expired' ? 'the token has expired' : 'the token is invalid');
+      throw new UnauthenticatedError(reason === 'expired' ? 'token_expired' : 'invalid_token', reason === 'expired' ? 'the token has expired' : 'the token is invalid');
     }
   }
 
@@ -242,9 +242,9 @@ function tokenPrincipal(claims: TokenClaims): Principal {
 export function assertCurrent(principal: Principal, state: string): void {
   if (state === principal.expectedState) return;
   if (principal.kind === 'apiKey') {
-    throw new HttpError(401, 'invalid_api_key', state === API_KEY_REVOKED ? 'the API key was revoked' : 'the API key is invalid or revoked');
+    throw new UnauthenticatedError('invalid_api_key', state === API_KEY_REVOKED ? 'the API key was revoked' : 'the API key is invalid or revoked');
   }
-  if (state === MISSING) throw new HttpError(401, 'unknown_user', 'the token\'s user does not exist');
-  if (state.endsWith(':disabled')) throw new HttpError(401, 'user_disabled', 'the token\'s user is disabled');
-  throw new HttpError(401, 'token_revoked', 'the token was ended by a password or role change; log in again');
+  if (state === MISSING) throw new UnauthenticatedError('unknown_user', 'the token\'s user does not exist');
+  if (state.endsWith(':disabled')) throw new UnauthenticatedError('user_disabled', 'the token\'s user is disabled');
+  throw new UnauthenticatedError('token_revoked', 'the token was ended by a password or role change; log in again');
 }

@@ -31,6 +31,18 @@ export const int = (min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER
   z.coerce.number().int().min(min).max(max);
 export const num = (min = -Infinity, max = Infinity) => z.coerce.number().min(min).max(max);
 export const str = () => z.string();
+const BYTE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+/** A size in bytes, as a number with an optional unit (kb = 1024 bytes): `1048576`, `512kb`, `1mb`. */
+export const byteSize = () =>
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^\d+(\.\d+)?\s*(b|kb|mb|gb)?$/, 'must be a size like 1048576, 512kb or 1mb')
+    .transform((v) => {
+      const [, n, unit] = /^([\d.]+)\s*([a-z]*)$/.exec(v)!;
+      return Math.floor(Number(n) * BYTE_UNITS[unit || 'b']!);
+    });
 export const optionalStr = () =>
   z
     .string()

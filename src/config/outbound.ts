@@ -1,12 +1,13 @@
 import { parseAllowList } from '../net/outbound-policy.js';
 import { list, setting } from './define.js';
+import { toError } from '../errors.js';
 
 const allowList = () =>
   list().superRefine((entries, ctx) => {
     try {
       parseAllowList(entries);
     } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      ctx.addIssue({ code: 'custom', message: toError(err).message });
     }
   });
 

@@ -1,4 +1,4 @@
-import { bool, int, num, oneOf, optionalStr, setting, str } from './define.js';
+import { bool, byteSize, int, num, oneOf, optionalStr, setting, str } from './define.js';
 
 /** Process-wide settings: environment, logging, data directory. */
 export const coreSettings = {
@@ -14,7 +14,7 @@ export const coreSettings = {
 export const httpSettings = {
   host: setting('HOST', str(), '127.0.0.1', 'Address the API listens on.'),
   port: setting('PORT', int(0, 65535), 3000, 'Port the API listens on (0 = any free port).'),
-  bodyLimit: setting('HTTP_BODY_LIMIT', str(), '1mb', 'Largest accepted JSON body.'),
+  bodyLimit: setting('HTTP_BODY_LIMIT', byteSize(), '1mb', 'Largest accepted JSON body (bytes, or with a unit: 512kb, 1mb; kb = 1024 bytes).'),
   trustProxy: setting('HTTP_TRUST_PROXY', bool(), false, 'Trust X-Forwarded-* headers (behind a reverse proxy).'),
   metricsPublic: setting('METRICS_PUBLIC', bool(), false, 'Serve /metrics without any token (only behind a network that keeps it private).'),
   metricsToken: setting('METRICS_TOKEN', optionalStr().refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters'), undefined, 'Static bearer token Prometheus may scrape /metrics with (at least 32 characters); a user token works too.', { secret: true }),

@@ -50,6 +50,7 @@ import type { Keys } from '../redis/keys.js';
 import { LEADER_TASK, type LeaderTerm, type Leadership } from './leadership.js';
 import { acquireLease, leaseValue, releaseLease, renewLease } from './lease-scripts.js';
 import { localDeadline, nextAttemptDelayMs, renewEveryMs, retryDelayMs } from './lease-timing.js';
+import { toError } from '../errors.js';
 
 type StopFn = () => Promise<void>;
 type StartFn = (term: LeaderTerm) => Promise<StopFn>;
@@ -127,7 +128,7 @@ export class LeaseManager implements Leadership {
     this.changes = deps.metrics.counter('wp_cluster_leader_changes_total', 'Lease terms begun (acquired) and ended (lost, released) by this instance, by singleton task (work).', ['work', 'event']);
     this.isLeaderGauge.set({ work: LEADER_TASK }, 0);
     this.redisOutage = new OutageLog({
-      began: ({ err, task }) => deps.logger.warn({ work: task, err: (err as Error)?.message }, 'leases: Redis command failed; held leases last until their local deadline'),
+      began: ({ err, task }) => deps.logger.warn({ work: task, err: toError(err).message }, 'leases: Redis command failed; held leases last until their local deadline'),
       ended: () => deps.logger.info('leases: Redis reachable again'),
     });
   }

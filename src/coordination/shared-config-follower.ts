@@ -16,6 +16,7 @@ import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { digestOf, type SharedConfigContent, type SharedConfigSnapshot, type SharedConfigView } from './shared-config.js';
 import type { SharedConfigStore } from './shared-config-store.js';
+import { toError } from '../errors.js';
 
 export interface SharedConfigFollowerDeps {
   store: SharedConfigStore;
@@ -42,7 +43,7 @@ export class SharedConfigFollower implements SharedConfigView {
   constructor(private readonly deps: SharedConfigFollowerDeps) {
     this.logger = deps.logger.child({ component: 'shared-config' });
     this.redisOutage = new OutageLog({
-      began: (err) => this.logger.warn({ err: (err as Error)?.message }, 'shared config: Redis unreachable; running on a config computed locally from the database'),
+      began: (err) => this.logger.warn({ err: toError(err).message }, 'shared config: Redis unreachable; running on a config computed locally from the database'),
       ended: () => this.logger.info('Redis reachable again: following the published shared config'),
     });
     this.versionGauge = deps.metrics.gauge('wp_cluster_config_version', 'Version of the shared config this process runs on (0 while it runs on a local computation).');
@@ -116,7 +117,7 @@ export class SharedConfigFollower implements SharedConfigView {
     try {
       content = await this.deps.compute();
     } catch (err) {
-      this.logger.warn({ err: (err as Error)?.message }, 'shared config: local computation failed; keeping the current one');
+      this.logger.warn({ err: toError(err).message }, 'shared config: local computation failed; keeping the current one');
       return;
     }
     const digest = digestOf(content);

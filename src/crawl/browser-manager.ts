@@ -32,6 +32,7 @@ import type { ProxyConfig } from './proxy-url.js';
 import type { RequestGuard } from './request-guard.js';
 import { Semaphore } from '../lib/semaphore.js';
 import { withTimeout } from '../lib/timeout.js';
+import { toError } from '../errors.js';
 
 type SlotState = 'live' | 'draining' | 'closed' | 'crashed';
 type LaunchReason = 'start' | 'recycle' | 'proxy' | 'crash';
@@ -173,7 +174,7 @@ export class BrowserManager {
         slot = await pending;
       } catch (err) {
         if (this.live === pending) this.live = undefined;
-        throw new BrowserUnavailableError(`Chromium could not be started: ${(err as Error).message}`, { cause: err });
+        throw new BrowserUnavailableError(`Chromium could not be started: ${toError(err).message}`, { cause: err });
       }
       if (this.closing) throw new BrowserUnavailableError('the browser manager is closed');
       if (this.live !== pending) continue; // replaced while we waited

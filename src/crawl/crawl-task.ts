@@ -13,7 +13,7 @@
  * Items are kept once per sourceId across pages; when an item shows up on an on-sale page and
  * then on a sold page (it sold during the crawl), the later sighting wins.
  */
-import { BlockedError, RetryableError } from '../errors.js';
+import { BlockedError, RetryableError, toError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { CrawledItem, CrawlJobPayload, CrawlPageError, CrawlResultPayload } from '../queues/payloads/crawl.js';
 import type { BrowserManager, PageLease } from './browser-manager.js';
@@ -87,7 +87,7 @@ export async function crawlTask(deps: CrawlDeps, task: CrawlJobPayload, logger: 
         try {
           lease = await deps.browsers.openPage(proxy);
         } catch (err) {
-          throw new RetryableError(`no browser for the crawl: ${(err as Error).message}`, 'browser_unavailable', { cause: err });
+          throw new RetryableError(`no browser for the crawl: ${toError(err).message}`, 'browser_unavailable', { cause: err });
         }
         const started = performance.now();
         try {
@@ -121,7 +121,7 @@ export async function crawlTask(deps: CrawlDeps, task: CrawlJobPayload, logger: 
           }
           if (watchdog.signal.aborted) throw watchdogError(settings);
           const errorClass = lease.drainTimedOut() ? 'timeout' : classifyError(err);
-          const message = (err as Error)?.message ?? String(err);
+          const message = toError(err).message;
           errors.push({ status, page, errorClass, message: message.slice(0, 500) });
           metrics.pages.inc({ outcome: errorClass });
           metrics.pageDuration.observe({ outcome: errorClass }, (performance.now() - started) / 1000);

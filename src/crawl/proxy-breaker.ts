@@ -20,6 +20,7 @@ import type { Logger } from '../logging/logger.js';
 import type { RedisClient } from '../redis/connection.js';
 import { RedisScript } from '../redis/script.js';
 import type { ProxyConfig } from './proxy-url.js';
+import { toError } from '../errors.js';
 
 /** After a sweep found no healthy proxy, the next sweep waits this long. */
 export const NO_HEALTHY_RETRY_MS = 60_000;
@@ -72,7 +73,7 @@ export class ProxyBreaker {
         const [list, index] = await redis.hmget(key, 'list', 'index');
         this.lastIndex = list === this.fingerprint ? Number(index ?? 0) % proxies.length : 0;
       } catch (err) {
-        this.options.logger.warn({ err: (err as Error).message }, 'proxy breaker state unreadable; keeping the last known proxy');
+        this.options.logger.warn({ err: toError(err).message }, 'proxy breaker state unreadable; keeping the last known proxy');
       }
     }
     return proxies[this.lastIndex] ?? proxies[0]!;
@@ -83,7 +84,7 @@ export class ProxyBreaker {
       await this.options.redis.hset(this.options.key, 'failures', 0);
       this.options.onFailures?.(0);
     } catch (err) {
-      this.options.logger.warn({ err: (err as Error).message }, 'proxy breaker: could not record a success');
+      this.options.logger.warn({ err: toError(err).message }, 'proxy breaker: could not record a success');
     }
   }
 
@@ -99,7 +100,7 @@ export class ProxyBreaker {
     try {
       [failures, mustSwitch] = await RECORD_FAILURE.run<[number, number]>(redis, { breaker: key }, { fingerprint: this.fingerprint, threshold, nowMs: this.now(), leaseMs, canSwitch: proxies.length > 1 });
     } catch (err) {
-      this.options.logger.warn({ err: (err as Error).message }, 'proxy breaker: could not record a failure');
+      this.options.logger.warn({ err: toError(err).message }, 'proxy breaker: could not record a failure');
       return { failures: 0 };
     }
     this.options.onFailures?.(failures);

@@ -7,6 +7,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { toError } from '../errors.js';
 
 export { Prisma, PrismaClient } from '../generated/prisma/client.js';
 
@@ -57,7 +58,7 @@ export function createDatabase(options: DatabaseOptions): Database {
         await pool.query('SELECT 1');
         return true;
       } catch (err) {
-        lost(err as Error);
+        lost(toError(err));
         return false;
       }
     },

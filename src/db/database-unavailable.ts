@@ -1,32 +1,55 @@
 /**
- * Whether an error from the pg driver means "the database cannot be reached right now" (as
- * opposed to a bad statement): connection refused or dropped, server shutting down or starting.
- * Such failures delay a job instead of spending its attempts.
+ * Whether an error means "the database cannot be reached or cannot take a connection right now"
+ * (as opposed to refusing a statement): such a failure delays a job instead of spending its
+ * attempts, takes a fallback path, or answers 503 rather than 500.
+ *
+ * Errors come in three shapes, all recognised here:
+ * - from the pg driver or pool: a socket error code (ECONNREFUSED, ...), a server error with a
+ *   SQLSTATE of the connection class (08xxx), a shutdown or start-up (57P01-57P03), too many
+ *   connections (53300), or a message of the driver (`Connection terminated unexpectedly`,
+ *   `timeout exceeded when trying to connect`, a client or pool used after its end);
+ * - from Prisma over @prisma/adapter-pg: P1001 (cannot reach), P1002 (timed out), P1017 (server
+ *   closed the connection), or any code with `meta.driverAdapterError.cause` (a raw query is
+ *   P2010) whose kind is DatabaseNotReachable, ConnectionClosed, SocketTimeout or
+ *   TooManyConnections, or kind `postgres` with one of the SQLSTATEs above;
+ * - wrapped: the same as the `cause` of another error (up to a few levels).
+ *
+ * A busy pool (Prisma P2024, P2028: no connection or no transaction start in time) is not an
+ * outage; the HTTP layer answers it as `database_busy`. Redis errors are not recognised here
+ * (`Connection is closed` is ioredis's): see src/redis/redis-unavailable.ts.
  */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const PRISMA_UNREACHABLE = new Set(['P1001', 'P1002', 'P1017']);
+const ADAPTER_UNREACHABLE = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
+const DRIVER_MESSAGE =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Cannot use a pool after calling end/i;
 
-/** Prisma's own codes for an unreachable server: P1001 can't reach, P1002 timed out, P1017 closed the connection, P2024 pool timeout. */
-const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1017', 'P2024']);
-
-function unavailable(e: { code?: unknown; message?: unknown } | undefined): boolean {
-  const code = typeof e?.code === 'string' ? e.code : '';
-  const message = typeof e?.message === 'string' ? e.message : '';
-  return (
-    NETWORK_CODES.has(code) ||
-    PRISMA_CODES.has(code) ||
-    code.startsWith('08') || // connection exception class
-    code === '57P01' || // admin_shutdown
-    code === '57P02' || // crash_shutdown
-    code === '57P03' || // cannot_connect_now (starting up)
-    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed/i.test(message)
-  );
+function isUnavailableSqlState(code: string): boolean {
+  return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300';
 }
 
-/** Looks through the error and its causes (Prisma's driver adapter wraps the pg error). */
+/** The cause Prisma gives for an error of the driver adapter (`meta.driverAdapterError.cause`), or the adapter error's own. */
+function adapterCause(e: Record<string, unknown>): Record<string, unknown> | undefined {
+  const meta = e.meta as { driverAdapterError?: { cause?: unknown } } | undefined;
+  const cause = meta?.driverAdapterError?.cause ?? (e.name === 'DriverAdapterError' ? e.cause : undefined);
+  return cause !== null && typeof cause === 'object' ? (cause as Record<string, unknown>) : undefined;
+}
+
 export function isDatabaseUnavailable(err: unknown): boolean {
-  let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
-  for (let depth = 0; e && depth < 5; depth++, e = e.cause as typeof e) {
-    if (unavailable(e)) return true;
+  let current: unknown = err;
+  for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
+    const e = current as Record<string, unknown>;
+    const code = typeof e.code === 'string' ? e.code : '';
+    const message = typeof e.message === 'string' ? e.message : '';
+    if (NETWORK_CODES.has(code) || isUnavailableSqlState(code) || PRISMA_UNREACHABLE.has(code) || DRIVER_MESSAGE.test(message)) return true;
+    if (e.name === 'DriverAdapterError' && /connect|closed|terminated/i.test(message)) return true;
+    const cause = adapterCause(e);
+    if (cause) {
+      if (typeof cause.kind === 'string' && ADAPTER_UNREACHABLE.has(cause.kind)) return true;
+      const sqlState = cause.originalCode ?? cause.code;
+      if (cause.kind === 'postgres' && typeof sqlState === 'string' && isUnavailableSqlState(sqlState)) return true;
+    }
+    current = e.cause;
   }
   return false;
 }

@@ -5,7 +5,7 @@
  * A feed of another user is answered exactly like a missing one (404).
  */
 import type { Config } from '../config/index.js';
-import { HttpError } from '../errors.js';
+import { ConflictError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import type { Article, Feed } from '../generated/prisma/client.js';
 import { domainOf } from './domain-gate.js';
 import type { FeedServices } from './feed-services.js';
@@ -93,7 +93,7 @@ export class FeedService {
 
   private async own(userId: number, feedId: number, field: string): Promise<Feed> {
     const feed = await this.deps.services.feeds.findOwned(userId, feedId);
-    if (!feed) throw new HttpError(404, 'feed_not_found', `no feed ${feedId}`, field);
+    if (!feed) throw new NotFoundError('feed_not_found', `no feed ${feedId}`, { field });
     return feed;
   }
 
@@ -109,9 +109,9 @@ export class FeedService {
       { url: input.url, title: input.title ?? null, refreshIntervalMinutes: input.refreshIntervalMinutes ?? settings.defaultIntervalMinutes, nextRefreshAt: new Date() },
       settings.maxPerUser,
     );
-    if (created.kind === 'unknown_user') throw new HttpError(401, 'unknown_user', 'the token\'s user does not exist');
-    if (created.kind === 'limit_reached') throw new HttpError(409, 'feed_limit_reached', `you have ${settings.maxPerUser} feeds, the most a user may have (FEEDS_MAX_PER_USER)`, 'url');
-    if (created.kind === 'exists') throw new HttpError(409, 'feed_exists', 'you already subscribe to this URL', 'url');
+    if (created.kind === 'unknown_user') throw new UnauthenticatedError('unknown_user', 'the token\'s user does not exist');
+    if (created.kind === 'limit_reached') throw new ConflictError('feed_limit_reached', `you have ${settings.maxPerUser} feeds, the most a user may have (FEEDS_MAX_PER_USER)`, { field: 'url' });
+    if (created.kind === 'exists') throw new ConflictError('feed_exists', 'you already subscribe to this URL', { field: 'url' });
     const { feed } = created;
     try {
       const task = await services.scheduler.schedulePeriodic(feed.id, 0, { trigger: 'initial', domain: domainOf(feed.url) });

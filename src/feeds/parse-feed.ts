@@ -28,6 +28,7 @@ import { sanitizeContent } from './sanitize-content.js';
 import { decodeTextConstruct, htmlOf, plainText, stripControls, type Decoded, type TextConstruct } from './text-construct.js';
 import { itemKey, needsAnnotations, pairItemNotes, scanXml, type ElementNotes, type XmlNotes } from './xml-annotations.js';
 import { localName, xmlProblem, xmlRoot } from './xml-check.js';
+import { toError } from '../errors.js';
 
 export interface ParsedEnclosure {
   url: string;
@@ -226,14 +227,14 @@ function notAFeed(reason: string, cause?: unknown): FeedRefreshError {
 }
 
 /** feedsmith's refusal of a document it read nothing from, as opposed to a bug or a broken document. */
-const isEmptyRefusal = (err: unknown) => ['ParseError', 'DetectError'].includes((err as Error)?.name);
+const isEmptyRefusal = (err: unknown) => ['ParseError', 'DetectError'].includes(toError(err).name);
 
 function parseJson(source: string): { format: 'json'; feed: Json | null } {
   let json: unknown;
   try {
     json = JSON.parse(source);
   } catch (err) {
-    throw notAFeed(`malformed JSON: ${(err as Error).message}`, err);
+    throw notAFeed(`malformed JSON: ${toError(err).message}`, err);
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw notAFeed('unrecognized feed format: JSON that is not an object');
   const version = (json as { version?: unknown }).version;
@@ -264,7 +265,7 @@ function parseXml(source: string): { format: XmlFormat; feed: Rss | Rdf | Atom |
   } catch (err) {
     // Well-formed, and its root is a feed's: a feed with nothing feedsmith could read.
     if (isEmptyRefusal(err)) return { format, feed: null };
-    throw notAFeed(`malformed XML: ${(err as Error)?.message ?? err}`, err);
+    throw notAFeed(`malformed XML: ${toError(err).message}`, err);
   }
 }
 

@@ -47,7 +47,7 @@ import type { Dispatcher } from 'undici';
 import type { Config } from '../config/index.js';
 import type { Feed } from '../generated/prisma/client.js';
 import { isDatabaseUnavailable } from '../db/database-unavailable.js';
-import { BlockedError, PermanentError, RetryableError } from '../errors.js';
+import { BlockedError, PermanentError, RetryableError, toError } from '../errors.js';
 import { withTimeout } from '../lib/timeout.js';
 import type { Logger } from '../logging/logger.js';
 import { isRedisConnectionError } from '../redis/connection.js';
@@ -153,7 +153,7 @@ export interface RefreshProgress {
 
 /** A BlockedError: the refresh waits for the database or Redis without spending an attempt. */
 function ourSideDown(what: 'database' | 'redis', err: unknown): BlockedError {
-  return new BlockedError(`${what} unavailable (${(err as Error)?.message ?? err}); the refresh waits`, OUR_SIDE_DOWN_RETRY_MS, `${what}_unavailable`, { cause: err });
+  return new BlockedError(`${what} unavailable (${toError(err).message}); the refresh waits`, OUR_SIDE_DOWN_RETRY_MS, `${what}_unavailable`, { cause: err });
 }
 
 export function createRefreshProcessor(deps: RefreshDeps) {
@@ -352,7 +352,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
         }
         // The final failure, the feed's or ours: recorded on the feed with its next refresh (backing off).
         const summary = failure?.summary ?? INTERNAL_ERROR;
-        if (!failure) ctx.logger.error({ feedId, err: (err as Error)?.message }, 'feed refresh failed on our side; recorded as internal_error');
+        if (!failure) ctx.logger.error({ feedId, err: toError(err).message }, 'feed refresh failed on our side; recorded as internal_error');
         try {
           const failed = await feeds.recordFailure(feedId, summary).catch((e) => {
             if (isFeedGone(e)) return null;

@@ -1,42 +1,28 @@
 /**
- * The dispatch of the declared routes, in front of express: the node:http request listener asks
- * the table first; a request it does not serve goes on to the express app (health, metrics, Bull
- * Board, 404).
+ * Route matching, with no I/O: which declared route a method and path go to, with the path's
+ * params; or, for a path that is declared but not for that method, the methods it takes.
  *
- * Express matches a request against every layer in turn and, for nested routers, re-parses the
- * URL, trims and restores the path and merges params at every level; even a bare express app with
- * one route costs about 70 µs of CPU a request on the benchmark machine beyond the express
- * request/response objects themselves (bench:pools). Here the path is split once, the routes of
- * that many segments are compared segment by segment, and the matched route's chain runs directly
- * on express's request and response (the `enter` hook: express-objects.ts), so handlers and
- * middleware (body parser, res.status/json, req.ip with trust proxy) work as under express. Paths
- * are literal segments and `:params` only (what the routes declare; anything else is refused when
- * the table is built).
- *
- * Matching follows express's defaults: literal segments ignore case, one trailing slash is
- * allowed, params are percent-decoded (a malformed escape is a 400), HEAD is answered by the GET
- * route. A path that is declared but not for the request's method answers 405 with an Allow
- * header (OPTIONS: 204 with Allow).
+ * The path is split once; only the routes with that many segments are compared, segment by
+ * segment. Paths are literal segments and `:params` only (anything else is refused when the table
+ * is built). As express did: literal segments ignore case, one trailing slash is allowed, params
+ * are percent-decoded (a malformed escape is a 400 naming the param), HEAD goes to the GET route.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { HttpError } from '../errors.js';
+import { InvalidInputError } from '../errors.js';
 
 type Segment = string | { param: string };
 
-interface PathEntry {
+interface PathEntry<T> {
   /** As declared (`/api/pools/:type/:groupId/pop`): the route's label in metrics and logs. */
   path: string;
   segments: Segment[];
-  /** Handler chains by method (upper case). */
-  methods: Map<string, Chain>;
+  /** Routes by method (upper case), in declaration order. */
+  methods: Map<string, T>;
 }
 
-export interface TableRoute {
-  method: string;
-  path: string;
-  handlers: RequestHandler[];
-}
+export type RouteMatch<T> =
+  | { kind: 'route'; route: T; path: string; params: Record<string, string> }
+  /** The path is declared, the method is not: the methods it takes (HEAD with GET), for Allow. */
+  | { kind: 'other-method'; path: string; allow: string[] };
 
 function compile(path: string): Segment[] {
   if (!path.startsWith('/')) throw new Error(`route path "${path}" must start with /`);
@@ -55,7 +41,7 @@ function decodeParam(name: string, raw: string): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw new HttpError(400, 'invalid_request', `${name}: malformed percent-encoding in the path`, name);
+    throw new InvalidInputError('invalid_request', `${name}: malformed percent-encoding in the path`, { field: name });
   }
 }
 
@@ -77,103 +63,47 @@ function match(segments: Segment[], parts: string[]): Record<string, string> | u
   return params;
 }
 
-type Chain = (req: Request, res: Response) => void;
+export class RouteTable<T> {
+  private readonly byLength = new Map<number, PathEntry<T>[]>();
 
-export interface TableHooks {
-  /** Runs first for every request the table answers: makes it an express request (expressRequest) and begins its context. */
-  enter(req: Request, res: Response): void;
+  constructor(routes: { method: string; path: string; route: T }[]) {
+    const byPath = new Map<string, PathEntry<T>>();
+    for (const { method, path, route } of routes) {
+      let entry = byPath.get(path);
+      if (!entry) {
+        entry = { path, segments: compile(path), methods: new Map() };
+        byPath.set(path, entry);
+        const sameLength = this.byLength.get(entry.segments.length) ?? [];
+        sameLength.push(entry);
+        this.byLength.set(entry.segments.length, sameLength);
+      }
+      const upper = method.toUpperCase();
+      if (entry.methods.has(upper)) throw new Error(`route ${upper} ${path} is declared twice`);
+      entry.methods.set(upper, route);
+    }
+  }
+
   /**
-   * Where a request goes when its chain passes it on: with the error of a step (`next(err)`, a
-   * throw, a rejection; a 405; a malformed param), or with none when the last step called `next()`.
+   * The route for `method` and `pathname` (the URL without its query), undefined when no declared
+   * path fits. Throws InvalidInputError for a param with a malformed percent-escape.
    */
-  leave(err: unknown, req: Request, res: Response): void;
-}
-
-/** Serves a request when it is one of the table's (true), else leaves it alone (false). */
-export type DeclaredRoutes = (req: IncomingMessage, res: ServerResponse) => boolean;
-
-/** Calls one handler; a throw or a rejected promise goes to `next` as the error (as in express 5). */
-function invoke(handler: RequestHandler, req: Request, res: Response, next: NextFunction): void {
-  try {
-    const result = handler(req, res, next) as unknown;
-    if (result instanceof Promise) result.catch(next);
-  } catch (thrown) {
-    next(thrown ?? new Error('a route handler threw a nullish value'));
-  }
-}
-
-/**
- * The handlers as one chain, express style: `next()` goes on, `next(err)` leaves with the error.
- * Composed once per route; a request creates only the anonymous `next` callbacks (no named
- * closures: tsx's keepNames would define a name property on each, at a cost).
- */
-function compose(handlers: RequestHandler[], leave: TableHooks['leave']): Chain {
-  let chain: Chain = (req, res) => leave(undefined, req, res);
-  for (const handler of [...handlers].reverse()) {
-    const rest = chain;
-    chain = (req, res) => invoke(handler, req, res, (err?: unknown) => (err ? leave(err, req, res) : rest(req, res)));
-  }
-  return chain;
-}
-
-export function routeTable(routes: TableRoute[], hooks: TableHooks): DeclaredRoutes {
-  const { enter, leave } = hooks;
-  const byLength = new Map<number, PathEntry[]>();
-  const byPath = new Map<string, PathEntry>();
-  for (const route of routes) {
-    let entry = byPath.get(route.path);
-    if (!entry) {
-      entry = { path: route.path, segments: compile(route.path), methods: new Map() };
-      byPath.set(route.path, entry);
-      const sameLength = byLength.get(entry.segments.length) ?? [];
-      sameLength.push(entry);
-      byLength.set(entry.segments.length, sameLength);
-    }
-    const method = route.method.toUpperCase();
-    if (entry.methods.has(method)) throw new Error(`route ${method} ${route.path} is declared twice`);
-    entry.methods.set(method, compose(route.handlers, leave));
-  }
-
-  return (incoming, response) => {
-    const req = incoming as Request;
-    const res = response as Response;
-    const url = req.url;
-    const q = url.indexOf('?');
-    let pathname = q < 0 ? url : url.slice(0, q);
-    if (pathname.length > 1 && pathname.endsWith('/')) pathname = pathname.slice(0, -1);
-    const parts = pathname.split('/');
-    const candidates = byLength.get(parts.length - 1);
-    if (!candidates) return false;
-    let allowed: PathEntry | undefined;
+  match(method: string, pathname: string): RouteMatch<T> | undefined {
+    let path = pathname;
+    if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+    const parts = path.split('/');
+    const candidates = this.byLength.get(parts.length - 1);
+    if (!candidates) return undefined;
+    let declared: PathEntry<T> | undefined;
     for (const entry of candidates) {
-      let params: Record<string, string> | undefined;
-      try {
-        params = match(entry.segments, parts);
-      } catch (err) {
-        enter(req, res);
-        leave(err, req, res);
-        return true;
-      }
+      const params = match(entry.segments, parts);
       if (!params) continue;
-      const chain = entry.methods.get(req.method) ?? (req.method === 'HEAD' ? entry.methods.get('GET') : undefined);
-      if (!chain) {
-        allowed ??= entry;
-        continue;
-      }
-      enter(req, res);
-      req.params = params;
-      res.locals.route = entry.path;
-      chain(req, res);
-      return true;
+      const route = entry.methods.get(method) ?? (method === 'HEAD' ? entry.methods.get('GET') : undefined);
+      if (route !== undefined) return { kind: 'route', route, path: entry.path, params };
+      declared ??= entry;
     }
-    if (!allowed) return false;
-    enter(req, res);
-    res.locals.route = allowed.path;
-    const methods = [...allowed.methods.keys()];
-    if (methods.includes('GET')) methods.push('HEAD');
-    res.setHeader('Allow', methods.join(', '));
-    if (req.method === 'OPTIONS') res.status(204).end();
-    else leave(new HttpError(405, 'method_not_allowed', `${req.method} is not allowed on ${allowed.path}; allowed: ${methods.join(', ')}`), req, res);
-    return true;
-  };
+    if (!declared) return undefined;
+    const allow = [...declared.methods.keys()];
+    if (allow.includes('GET')) allow.push('HEAD');
+    return { kind: 'other-method', path: declared.path, allow };
+  }
 }

@@ -1,16 +1,13 @@
 /**
- * One way to declare an HTTP route: its method and path, the zod schemas of its params, query
- * and body, and a thin handler. The same declaration validates requests (a 400 naming the
- * field before the handler runs, so nothing is written or enqueued) and feeds the OpenAPI
- * document (src/http/openapi.ts).
+ * One way to declare an HTTP route: its method and path, who may call it, the zod schemas of its
+ * params, query and body, and a handler that takes the validated input and returns a Reply. No
+ * framework: the dispatcher (dispatcher.ts) authenticates, reads the body, validates
+ * (route-input.ts: a 400 naming the field before the handler runs, so nothing is written or
+ * enqueued) and writes the reply; the same declaration feeds the OpenAPI document (openapi.ts).
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { VerifiedToken } from '../auth/auth-service.js';
-import { roleAllows, type Role } from '../auth/roles.js';
-import { HttpError } from '../errors.js';
-import { findTextProblem, malformedQueryField, repeatedQueryField, TEXT_PROBLEM_MESSAGE, textProblem } from './input-checks.js';
-import { routeTable, type DeclaredRoutes, type TableHooks } from './route-table.js';
+import type { Role } from '../auth/roles.js';
 
 /**
  * The caller of an authenticated route: user, role, session. On `revocation: 'in-handler'` routes
@@ -21,21 +18,25 @@ export type AuthInfo = VerifiedToken;
 /** Who may call a route: anybody (login, health), any signed-in user, or admins only. */
 export type Access = 'public' | Role;
 
+/** What a handler gets: its validated params, query and body, the caller, and the client's address. */
 export interface RouteInput<P, Q, B> {
   params: P;
   query: Q;
   body: B;
+  /** Undefined on public routes (and when a static credential was accepted, see `staticCredential`). */
   auth: AuthInfo | undefined;
-  req: Request;
-  res: Response;
+  /** The client's address: the first X-Forwarded-For entry with HTTP_TRUST_PROXY, else the peer's. */
+  readonly ip: string | undefined;
 }
 
-/** What a handler returns: a status and a JSON body (or no body for 204). */
+/** What a handler returns: a status and a JSON body (or no body, as for 204). */
 export interface Reply {
   status?: number;
   body?: unknown;
   /** The body as JSON text already (a cache entry as stored), sent as it is instead of `body`. */
   json?: string;
+  /** A body that is not JSON (Prometheus text), with its Content-Type in `headers`. */
+  text?: string;
   headers?: Record<string, string>;
 }
 
@@ -43,7 +44,7 @@ type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
 export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
   method: Method;
-  /** Express path syntax (`/api/feeds/:id`). */
+  /** Literal segments and `:params` (`/api/feeds/:id`). */
   path: string;
   summary: string;
   tag: string;
@@ -54,9 +55,14 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   access: Access;
   /**
    * 'in-handler': the handler's one Redis script checks the logout blacklist itself (AuthInfo.revocation,
-   * src/auth/revocation.ts), saving a round trip on hot routes. Default: the middleware checks it.
+   * src/auth/revocation.ts), saving a round trip on hot routes. Default: the check is made before the handler.
    */
   revocation?: 'in-handler';
+  /**
+   * A credential accepted besides users' (the Prometheus scrape token of /metrics): given the
+   * Authorization header, true lets the request through without a user (`auth` undefined).
+   */
+  staticCredential?: (authorization: string | undefined) => boolean;
   params?: P;
   query?: Q;
   body?: B;
@@ -73,114 +79,6 @@ export function defineRoute<
   B extends z.ZodType = z.ZodUnknown,
 >(spec: RouteSpec<P, Q, B>): AnyRoute {
   return spec as unknown as AnyRoute;
-}
-
-/** Text anywhere in a request part that could not be stored as sent (input-checks.ts): 400 naming the field. */
-function refuseUnstorableText(value: unknown, where: 'params' | 'query' | 'body'): void {
-  const found = findTextProblem(value);
-  if (!found) return;
-  const field = found.path || (where === 'body' ? '(body)' : where);
-  throw new HttpError(400, 'invalid_text', `${field}: ${TEXT_PROBLEM_MESSAGE[found.problem]}`, field);
-}
-
-/** The same for path params, which are flat strings (the hot routes' case: no walk, no allocation). */
-function refuseUnstorableParams(params: Record<string, unknown>): void {
-  for (const name in params) {
-    const value = params[name];
-    const problem = typeof value === 'string' ? textProblem(value) : undefined;
-    if (problem) throw new HttpError(400, 'invalid_text', `${name}: ${TEXT_PROBLEM_MESSAGE[problem]}`, name);
-  }
-}
-
-/** Parses one part of a request; the first issue becomes a 400 naming the field. */
-export function parseOr400<T>(schema: z.ZodType<T>, value: unknown, where: 'params' | 'query' | 'body'): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const path = issue.path.map(String).join('.');
-  const field = path || (where === 'body' ? '(body)' : where);
-  const message = issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message;
-  throw new HttpError(400, 'invalid_request', `${field}: ${message}`, issue.code === 'unrecognized_keys' ? issue.keys[0] : field);
-}
-
-export interface RouteSteps {
-  /** A valid, unexpired, not logged-out token. */
-  requireAuth: RequestHandler;
-  /** A valid, unexpired token; the blacklist check is left to the handler (AuthInfo.revocation). */
-  requireAuthDeferred: RequestHandler;
-  /** The JSON body parser, run (after the guard) on routes that declare a body only. */
-  parseJson: RequestHandler;
-}
-
-/**
- * The declared routes as a route table (route-table.ts): each behind the guard it declares, its
- * JSON body parsed only when it declares one, then validated and handled.
- */
-export function declaredRoutes(routes: AnyRoute[], steps: RouteSteps, hooks: TableHooks): DeclaredRoutes {
-  return routeTable(
-    routes.map((route) => {
-      const handlers: RequestHandler[] = [];
-      if (route.access !== 'public') handlers.push(route.revocation === 'in-handler' ? steps.requireAuthDeferred : steps.requireAuth);
-      if (route.body) handlers.push(steps.parseJson);
-      handlers.push(routeHandler(route));
-      return { method: route.method, path: route.path, handlers };
-    }),
-    hooks,
-  );
-}
-
-function routeHandler(route: AnyRoute): RequestHandler {
-  return async (req: Request, res: Response, next: NextFunction) => {
-    try {
-      const auth = res.locals.auth as AuthInfo | undefined;
-      if (route.access === 'admin' && !(auth && roleAllows(auth.role, 'admin'))) {
-        throw new HttpError(403, 'forbidden', `${route.method.toUpperCase()} ${route.path} is for admins`);
-      }
-      let params: unknown = req.params;
-      if (route.params) {
-        refuseUnstorableParams(req.params);
-        params = parseOr400(route.params, req.params, 'params');
-      }
-      let query: unknown = {};
-      if (route.query) {
-        const raw = req.query as Record<string, unknown>;
-        const repeated = repeatedQueryField(raw);
-        if (repeated) throw new HttpError(400, 'invalid_request', `${repeated}: given more than once`, repeated);
-        const malformed = malformedQueryField(req.url);
-        if (malformed) throw new HttpError(400, 'invalid_text', `${malformed}: not valid percent-encoded UTF-8`, malformed);
-        refuseUnstorableText(raw, 'query');
-        query = parseOr400(route.query, raw, 'query');
-      }
-      let body: unknown = undefined;
-      if (route.body) {
-        if (req.body === undefined) throw new HttpError(400, 'invalid_request', 'a JSON body is required (Content-Type: application/json)', '(body)');
-        refuseUnstorableText(req.body, 'body');
-        body = parseOr400(route.body, req.body, 'body');
-      }
-      const reply = await route.handler({ params, query, body, auth, req, res });
-      // A handler that left the blacklist check unused must not answer without it.
-      if (auth?.revocation && !auth.revocation.taken) await auth.revocation.check();
-      if (res.headersSent) return;
-      if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
-      const status = reply.status ?? 200;
-      if (reply.json !== undefined) sendJson(res, status, reply.json);
-      else if (reply.body === undefined) res.status(status).end();
-      else sendJson(res, status, JSON.stringify(reply.body));
-    } catch (err) {
-      next(err);
-    }
-  };
-}
-
-/**
- * Answers with a JSON text as it is. Plain node:http (Content-Length and HEAD are Node's), not
- * express's res.json/send: those re-derive the content type and charset on every call, which
- * costs more than the rest of a small reply.
- */
-function sendJson(res: Response, status: number, json: string): void {
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.end(json);
 }
 
 // Shared schema pieces for routes.

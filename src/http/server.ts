@@ -11,7 +11,7 @@ export interface HttpServer {
 }
 
 export async function listen(app: HttpApp, host: string, port: number, graceMs: number, logger?: Logger): Promise<HttpServer> {
-  const server = http.createServer(app.serverOptions, app.listener);
+  const server = http.createServer(app.listener);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

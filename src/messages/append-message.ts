@@ -19,7 +19,7 @@
  */
 import type { Counter } from 'prom-client';
 import { isRevokedReply, isUncheckedReply, type Revocation } from '../revocation/revocation.js';
-import { DependencyDownError, HttpError } from '../errors.js';
+import { DependencyDownError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptedMessage, MessageRole } from '../queues/payloads/messages.js';
 import type { CacheRepair } from './cache-repair.js';
@@ -74,7 +74,7 @@ export async function appendMessage(deps: AppendDeps, sessionId: string, role: M
     if (await cached) await deps.cache.remove(sessionId, entry).catch(() => undefined);
     // Logged out or a changed credential (401), or the credential could not be checked when the DB
     // was to take the message (503).
-    if (err instanceof HttpError || (err instanceof DependencyDownError && err.dependency === 'redis')) throw err;
+    if (err instanceof UnauthenticatedError || (err instanceof DependencyDownError && err.dependency === 'redis')) throw err;
     throw new DependencyDownError('database', 'the message could not be stored: neither Redis nor the database is available', { cause: err });
   }
   if (!(await cached)) deps.repair.track(sessionId, message.messageId);

@@ -13,6 +13,7 @@ import type { Counter } from 'prom-client';
 import type { Logger } from '../logging/logger.js';
 import type { MessageCache } from './message-cache.js';
 import type { MessageStore } from './message-store.js';
+import { toError } from '../errors.js';
 
 const SESSIONS_PER_ROUND = 500;
 
@@ -77,7 +78,7 @@ export class CacheRepair {
         this.deps.repaired.inc();
       }
     } catch (err) {
-      this.deps.logger.debug({ err: (err as Error).message, sessions: this.waiting.size }, 'cache repair postponed');
+      this.deps.logger.debug({ err: toError(err).message, sessions: this.waiting.size }, 'cache repair postponed');
     } finally {
       this.running = false;
       if (this.waiting.size > 0) this.schedule();

@@ -8,6 +8,7 @@ import type { Logger } from '../logging/logger.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { MessageStore } from './message-store.js';
 import type { PersistBuffer } from './persist-buffer.js';
+import { toError } from '../errors.js';
 
 export interface DrainDeps {
   redis: RedisClient;
@@ -46,7 +47,7 @@ async function insertBatch(deps: DrainDeps, entries: string[], refused: { entry:
   } catch (err) {
     if (!isRefusedData(err)) throw err;
     if (entries.length === 1) {
-      refused.push({ entry: entries[0]!, error: (err as Error).message });
+      refused.push({ entry: entries[0]!, error: toError(err).message });
       return 0;
     }
   }

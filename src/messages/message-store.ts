@@ -52,17 +52,3 @@ export class MessageStore {
     return new Set(res.rows.map((r) => r.message_id));
   }
 }
-
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300']);
-
-/** True when the error says the database cannot be reached (as opposed to refusing the statement). */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown };
-  const code = typeof e?.code === 'string' ? e.code : '';
-  const message = typeof e?.message === 'string' ? e.message : '';
-  return (
-    UNAVAILABLE_CODES.has(code) ||
-    code.startsWith('08') ||
-    /Connection terminated|connection error|timeout exceeded when trying to connect|Client was closed|Cannot use a pool after calling end/i.test(message)
-  );
-}

@@ -13,11 +13,11 @@
  * batch waits in its buffer, so an outage of any length loses nothing; any other failure is
  * retried with the queue's backoff.
  */
-import { BlockedError } from '../errors.js';
+import { BlockedError, toError } from '../errors.js';
 import type { JobProcessor } from '../queues/create-worker.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import { drainBuffer, type DrainDeps } from './drain-buffer.js';
-import { isDatabaseUnavailable } from './message-store.js';
+import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 
 export const DB_DOWN_RETRY_MS = 2000;
 /** Drain jobs kept after they complete, so their rows show in Bull Board (a busy platform runs many). */
@@ -55,7 +55,7 @@ export function persistProcessor(deps: PersistDeps): JobProcessor<'messagePersis
       if (outcome.more) await deps.queues.add('messagePersist', 'drain', { shard }, DRAIN_RETENTION);
       return { drained: outcome.drained, inserted: outcome.inserted, triggered: outcome.more ? 1 : 0 };
     } catch (err) {
-      if (isDatabaseUnavailable(err)) throw new BlockedError(`database unavailable: ${(err as Error).message}`, DB_DOWN_RETRY_MS, 'database_unavailable');
+      if (isDatabaseUnavailable(err)) throw new BlockedError(`database unavailable: ${toError(err).message}`, DB_DOWN_RETRY_MS, 'database_unavailable');
       throw err;
     }
   };

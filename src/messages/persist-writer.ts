@@ -15,7 +15,7 @@
  */
 import type { Counter } from 'prom-client';
 import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../revocation/revocation.js';
-import { HttpError } from '../errors.js';
+import { toError, UnauthenticatedError } from '../errors.js';
 import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptedMessage } from '../queues/payloads/messages.js';
@@ -70,7 +70,7 @@ export class PersistWriter {
 
   /**
    * Resolves once the message is in its persist buffer or in the DB; rejects when neither took
-   * it, and with a 401 HttpError when `revocation` finds the caller logged out or its credential
+   * it, and with an UnauthenticatedError (401) when `revocation` finds the caller logged out or its credential
    * changed (nothing stored). A push that could not confirm the credential (UNCHECKED) makes the
    * full check and is sent again.
    */
@@ -81,10 +81,10 @@ export class PersistWriter {
       wasEmpty = await runGuarded(revocation, () => buffer.push(connections, message, revocation));
     } catch (err) {
       if (isRevokedReply(err)) throw new TokenRevokedError();
-      if (err instanceof HttpError) throw err;
+      if (err instanceof UnauthenticatedError) throw err;
       // The credential was not checked with the push: it is checked on its own before the DB takes the message.
       await revocation?.check();
-      this.bufferOutage.failure(err as Error);
+      this.bufferOutage.failure(toError(err));
       await this.direct.submit([message]);
       accepted.inc({ path: 'direct' });
       return 'stored';

@@ -13,7 +13,7 @@
  */
 import type { Counter } from 'prom-client';
 import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../revocation/revocation.js';
-import { HttpError } from '../errors.js';
+import { UnauthenticatedError } from '../errors.js';
 import type { CacheFill } from './cache-fill.js';
 import type { CacheRepair } from './cache-repair.js';
 import { SESSION_START, answerFromCache, entryOf, idOfEntry, seqOfEntry, type MessageView } from './message-entry.js';
@@ -55,7 +55,7 @@ export async function readMessages(deps: ReadDeps, sessionId: string, limit: num
       deps.cacheReads.inc({ outcome: 'miss' });
     } catch (err) {
       if (isRevokedReply(err)) throw new TokenRevokedError();
-      if (err instanceof HttpError) throw err;
+      if (err instanceof UnauthenticatedError) throw err;
       deps.cacheReads.inc({ outcome: 'error' });
     }
   } else {

@@ -8,8 +8,8 @@
  * session therefore needs the database; writing to a known one does not.
  */
 import type { Database } from '../db/client.js';
-import { DependencyDownError, HttpError } from '../errors.js';
-import { isDatabaseUnavailable } from './message-store.js';
+import { DependencyDownError, NotFoundError } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 
 const MAX_REMEMBERED = 100_000;
 
@@ -71,6 +71,6 @@ export class SessionOwners {
   }
 }
 
-function notFound(sessionId: string): HttpError {
-  return new HttpError(404, 'session_not_found', `no session "${sessionId}" of yours`, 'sessionId');
+function notFound(sessionId: string): NotFoundError {
+  return new NotFoundError('session_not_found', `no session "${sessionId}" of yours`, { field: 'sessionId' });
 }

@@ -4,7 +4,7 @@
  * activated → first crawl scheduled; deactivated or deleted → pending crawl removed; weight
  * changed → interval recomputed and the pending crawl moved.
  */
-import { HttpError } from '../errors.js';
+import { InvalidStateError, NotFoundError } from '../errors.js';
 import type { Ip } from '../generated/prisma/client.js';
 import { intervalSeconds } from './crawl-interval.js';
 import { ipView, LEADERBOARD_DEPTH, type LeaderboardType } from './ip-queries.js';
@@ -33,7 +33,7 @@ export class IpService {
 
   private async find(id: number): Promise<Ip> {
     const ip = await this.deps.ips.find(id);
-    if (!ip) throw new HttpError(404, 'ip_not_found', `no IP with id ${id}`, 'id');
+    if (!ip) throw new NotFoundError('ip_not_found', `no IP with id ${id}`, { field: 'id' });
     return ip;
   }
 
@@ -52,7 +52,7 @@ export class IpService {
   /** The cached detail plus the live state of the IP's current crawl. */
   async detail(id: number) {
     const { value, cached } = await this.deps.caches.ipDetail(id, () => this.deps.ips.detail(id));
-    if (!value) throw new HttpError(404, 'ip_not_found', `no IP with id ${id}`, 'id');
+    if (!value) throw new NotFoundError('ip_not_found', `no IP with id ${id}`, { field: 'id' });
     return { body: { ...value, currentCrawl: await this.deps.scheduler.currentCrawl(id).catch(() => null) }, cached };
   }
 
@@ -95,7 +95,7 @@ export class IpService {
 
   async crawlNow(id: number): Promise<{ task_id: string; status: CrawlNowStatus }> {
     const ip = await this.find(id);
-    if (!ip.active) throw new HttpError(409, 'ip_inactive', `IP ${id} is inactive; activate it (PATCH active: true) to crawl it`, 'id');
+    if (!ip.active) throw new InvalidStateError('ip_inactive', `IP ${id} is inactive; activate it (PATCH active: true) to crawl it`, { field: 'id' });
     const { taskId, status } = await this.deps.scheduler.crawlNow(ip);
     if (status === 'queued' || status === 'moved_forward') {
       await this.deps.scheduler.recordNextCrawl([{ ipId: id, dueAt: Date.now() }]);

@@ -14,6 +14,7 @@
 import type { Logger } from '../logging/logger.js';
 import type { RedisClient } from '../redis/connection.js';
 import { RedisScript } from '../redis/script.js';
+import { toError } from '../errors.js';
 
 const fillScript = RedisScript.load('cache-fill', new URL('./cache-fill.lua', import.meta.url), { keys: ['cache', 'version'], args: ['seenVersion', 'value', 'ttlSeconds'] });
 
@@ -44,7 +45,7 @@ export class VersionedCache {
       if (cached) return { value: JSON.parse(cached) as T, cached: true };
       version = v ?? '0';
     } catch (err) {
-      this.logger.warn({ err: (err as Error).message, key: slot.key }, 'cache read failed; reading the database');
+      this.logger.warn({ err: toError(err).message, key: slot.key }, 'cache read failed; reading the database');
       return { value: await load(), cached: false };
     }
     const value = await load();

@@ -7,6 +7,7 @@ import type { PlatformContext } from '../context.js';
 import { createPoolDeps, type PoolDeps } from './pool-context.js';
 import { POOL_TYPES, type PoolType, type ServedItem } from './pool-item.js';
 import { PoolPopper } from './pop-items.js';
+import { toError } from '../errors.js';
 
 export interface PoolOverview {
   type: PoolType;
@@ -43,7 +44,7 @@ export class PoolService {
   async importItems(type: PoolType, groupId: number, items: { text: string; batchId: number }[]): Promise<number> {
     const inserted = await this.deps.rows.insert(type, groupId, items);
     await this.deps.triggers.refill(type, groupId).catch((err) => {
-      this.deps.logger.debug({ err: (err as Error)?.message, type, groupId }, 'refill request after import not sent; the periodic check will catch up');
+      this.deps.logger.debug({ err: toError(err).message, type, groupId }, 'refill request after import not sent; the periodic check will catch up');
     });
     return inserted;
   }

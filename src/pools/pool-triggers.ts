@@ -10,6 +10,7 @@ import type { Logger } from '../logging/logger.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import type { PoolType } from './pool-item.js';
 import { TrailingThrottle } from '../lib/trailing-throttle.js';
+import { toError } from '../errors.js';
 
 const RETENTION: JobsOptions = { removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } };
 
@@ -58,6 +59,6 @@ export class PoolTriggers {
   }
 
   private dropped(what: string, type: PoolType, groupId: number, err: unknown): void {
-    this.logger.debug({ err: (err as Error)?.message, type, groupId }, `pool ${what} request not sent; the periodic check will catch up`);
+    this.logger.debug({ err: toError(err).message, type, groupId }, `pool ${what} request not sent; the periodic check will catch up`);
   }
 }

@@ -18,7 +18,7 @@
  * have run it; nobody can tell): they are counted in wp_pool_rows_in_doubt_total and logged.
  */
 import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../revocation/revocation.js';
-import { DependencyDownError, HttpError } from '../errors.js';
+import { DependencyDownError, toError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { commandMayHaveRun } from './command-may-have-run.js';
 import { isDatabaseUnavailable } from '../db/database-unavailable.js';
@@ -67,10 +67,10 @@ export class PoolPopper {
     } catch (err) {
       if (isRevokedReply(err)) throw new TokenRevokedError();
       // The credential check itself refused (401) or could not be made (503).
-      if (err instanceof HttpError || err instanceof DependencyDownError) throw err;
+      if (err instanceof UnauthenticatedError || err instanceof DependencyDownError) throw err;
       // Past the deadline whenLate follows the pop; any other failure is final now.
       if (!(err instanceof DeadlineError) && commandMayHaveRun(err)) this.inDoubt(type, groupId, count, err);
-      this.warn('redis', { err: (err as Error)?.message }, 'pool pop failed in Redis; serving from the DB');
+      this.warn('redis', { err: toError(err).message }, 'pool pop failed in Redis; serving from the DB');
       await revocation?.check();
     }
     const fromPool = served.length;
@@ -86,7 +86,7 @@ export class PoolPopper {
           if (isDatabaseUnavailable(err)) throw new DependencyDownError('database', 'the pool is empty or unreachable and the database is unavailable', { cause: err });
           throw err;
         }
-        this.deps.logger.warn({ err: (err as Error)?.message, type, groupId }, 'DB fallback failed; serving the pooled items only');
+        this.deps.logger.warn({ err: toError(err).message, type, groupId }, 'DB fallback failed; serving the pooled items only');
       }
     }
     if (belowThreshold) triggers.requestRefill(type, groupId);
@@ -127,7 +127,7 @@ export class PoolPopper {
   private inDoubt(type: PoolType, groupId: number, rows: number, err: unknown, items?: PoolItem[]): void {
     this.deps.metrics.inDoubt.inc({ type }, rows);
     this.deps.logger.error(
-      { err: (err as Error)?.message, type, groupId, rows, ...(items ? { ids: items.map((i) => i.id) } : {}) },
+      { err: toError(err).message, type, groupId, rows, ...(items ? { ids: items.map((i) => i.id) } : {}) },
       'the Redis connection dropped while a pool pop (or its put-back) was in flight: its rows may be recorded consumed without having been served',
     );
   }
@@ -135,7 +135,7 @@ export class PoolPopper {
   /** A put-back that could not be sent before the connection closed or the patience ran out: the rows are recorded consumed and served to nobody. */
   private lost(type: PoolType, groupId: number, items: PoolItem[], err: unknown): void {
     this.deps.metrics.inDoubt.inc({ type }, items.length);
-    this.deps.logger.error({ err: (err as Error)?.message, type, groupId, ids: items.map((i) => i.id) }, 'rows of a late pool pop could not be put back: they are recorded consumed but were not served');
+    this.deps.logger.error({ err: toError(err).message, type, groupId, ids: items.map((i) => i.id) }, 'rows of a late pool pop could not be put back: they are recorded consumed but were not served');
   }
 
   private warn(kind: string, fields: Record<string, unknown>, message: string): void {

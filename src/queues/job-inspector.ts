@@ -9,7 +9,7 @@
  * queues' jobs are simply retried.
  */
 import type { Job, JobType, Queue } from 'bullmq';
-import { HttpError } from '../errors.js';
+import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError, toError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { delayedDueAt } from './delayed-due.js';
 import { findQueue, type QueueKey, queues as queueDefinitions } from './definitions.js';
@@ -152,7 +152,7 @@ export async function findJob(q: Queue, id: string): Promise<Job | undefined> {
   try {
     job = await q.getJob(id);
   } catch (err) {
-    if ((err as Error)?.message?.startsWith('WRONGTYPE')) return undefined;
+    if (toError(err).message.startsWith('WRONGTYPE')) return undefined;
     throw err;
   }
   if (!job || typeof job.name !== 'string' || !job.timestamp) return undefined;
@@ -168,13 +168,13 @@ export class JobInspector {
 
   private queueOr404(name: string): Queue {
     const q = this.queues.byName(name);
-    if (!q) throw new HttpError(404, 'unknown_queue', `no queue named "${name}"`, 'name');
+    if (!q) throw new NotFoundError('unknown_queue', `no queue named "${name}"`, { field: 'name' });
     return q;
   }
 
   private async jobOr404(q: Queue, id: string): Promise<Job> {
     const job = await findJob(q, id);
-    if (!job) throw new HttpError(404, 'unknown_job', `no job "${id}" in queue "${q.name}"`, 'id');
+    if (!job) throw new NotFoundError('unknown_job', `no job "${id}" in queue "${q.name}"`, { field: 'id' });
     return job;
   }
 
@@ -230,12 +230,12 @@ export class JobInspector {
   async add(name: string, input: { name?: string | undefined; data: unknown; delay?: number | undefined; priority?: number | undefined }): Promise<JobView> {
     this.queueOr404(name);
     const def = findQueue(name)!;
-    if (def.manualAdd && 'refused' in def.manualAdd) throw new HttpError(409, 'chained_queue', `jobs of "${name}" belong to a chain: ${def.manualAdd.refused}`, 'name');
+    if (def.manualAdd && 'refused' in def.manualAdd) throw new ConflictError('chained_queue', `jobs of "${name}" belong to a chain: ${def.manualAdd.refused}`, { field: 'name' });
     const key = (Object.keys(queueDefinitions) as QueueKey[]).find((k) => queueDefinitions[k].name === name)!;
     const parsed = def.payload.safeParse(input.data);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new HttpError(400, 'invalid_payload', issue.message, ['data', ...issue.path.map(String)].join('.'));
+      throw new InvalidInputError('invalid_payload', issue.message, { field: ['data', ...issue.path.map(String)].join('.') });
     }
     const job = await this.queues.add(key, input.name ?? name, parsed.data as never, {
       ...(input.delay ? { delay: input.delay } : {}),
@@ -254,7 +254,7 @@ export class JobInspector {
     const job = await this.jobOr404(q, id);
     const state = await job.getState();
     if (state !== 'failed' && state !== 'completed') {
-      throw new HttpError(409, 'not_retryable', `job "${id}" is ${state}; only failed or completed jobs can be retried`, 'id');
+      throw new InvalidStateError('not_retryable', `job "${id}" is ${state}; only failed or completed jobs can be retried`, { field: 'id' });
     }
     const handler = state === 'failed' ? this.deps.replay?.get(name) : undefined;
     const chain = handler ? await handler(job) : undefined;
@@ -275,7 +275,7 @@ export class JobInspector {
     const q = this.queueOr404(name);
     const job = await this.jobOr404(q, id);
     const state = await job.getState();
-    if (state === 'active') throw new HttpError(409, 'job_active', `job "${id}" is running; it cannot be deleted now`, 'id');
+    if (state === 'active') throw new InvalidStateError('job_active', `job "${id}" is running; it cannot be deleted now`, { field: 'id' });
     await job.remove();
   }
 
@@ -337,7 +337,7 @@ export class JobInspector {
 
   /** Matching dead jobs, newest first (at most `take` when there is no text to search). */
   private async matchDead(filter: DeadJobFilter, take: number): Promise<{ total: number; matches: { queue: Queue; id: string; failedAt: number }[] }> {
-    if (filter.queue !== undefined && !this.queues.byName(filter.queue)) throw new HttpError(400, 'unknown_queue', `no queue named "${filter.queue}"`, 'queue');
+    if (filter.queue !== undefined && !this.queues.byName(filter.queue)) throw new InvalidInputError('unknown_queue', `no queue named "${filter.queue}"`, { field: 'queue' });
     const qs = filter.queue !== undefined ? [this.queues.byName(filter.queue)!] : this.queues.all();
     const needle = filter.q?.toLowerCase();
     const redis = this.deps.redis;
@@ -401,6 +401,6 @@ export class JobInspector {
         logCount: logs.count,
       };
     }
-    throw new HttpError(404, 'unknown_task', `no task "${id}" (finished tasks are kept for JOB_KEEP_COMPLETED_SECONDS)`, 'task_id');
+    throw new NotFoundError('unknown_task', `no task "${id}" (finished tasks are kept for JOB_KEEP_COMPLETED_SECONDS)`, { field: 'task_id' });
   }
 }

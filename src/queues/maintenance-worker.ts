@@ -22,7 +22,7 @@
 import type { JobsOptions } from 'bullmq';
 import type { PlatformContext } from '../context.js';
 import type { LeaderTerm } from '../coordination/leadership.js';
-import { BlockedError } from '../errors.js';
+import { BlockedError, toError } from '../errors.js';
 import { createWorker } from './create-worker.js';
 import { MAINTENANCE_TASK_NAME, type MaintenanceTask } from './maintenance-task.js';
 
@@ -99,7 +99,7 @@ export async function startMaintenance(ctx: MaintenanceContext, tasks: readonly 
         return result ?? null;
       } catch (err) {
         metrics.runs.inc({ task: task.name, outcome: 'failed' });
-        logger.warn({ task: task.name, err: (err as Error)?.message }, 'maintenance task failed; its next run retries');
+        logger.warn({ task: task.name, err: toError(err).message }, 'maintenance task failed; its next run retries');
         throw err;
       } finally {
         metrics.duration.observe({ task: task.name }, (performance.now() - started) / 1000);

@@ -4,20 +4,20 @@
  */
 import { FlowProducer, Queue, type JobsOptions, type Job, type JobNode } from 'bullmq';
 import type { Config } from '../config/index.js';
-import { HttpError } from '../errors.js';
+import { InvalidInputError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { RedisConnections } from '../redis/connections.js';
 import type { Keys } from '../redis/keys.js';
 import { queueList, queues, type PayloadOf, type QueueDefinition, type QueueKey } from './definitions.js';
 
-export class PayloadError extends Error {
+/** A job payload that does not fit its queue's schema: `invalid_payload` naming the field (400 on the API). */
+export class PayloadError extends InvalidInputError {
   constructor(
     readonly queue: string,
-    readonly field: string,
+    field: string,
     message: string,
   ) {
-    super(`${queue}: ${field}: ${message}`);
-    this.name = 'PayloadError';
+    super('invalid_payload', `${queue}: ${field}: ${message}`, { field });
   }
 }
 
@@ -142,9 +142,4 @@ export class QueueRegistry {
       () => undefined,
     ));
   }
-}
-
-/** Maps a PayloadError to the HTTP error shape (400 naming the field). */
-export function payloadHttpError(err: PayloadError): HttpError {
-  return new HttpError(400, 'invalid_payload', err.message, err.field);
 }

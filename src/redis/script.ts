@@ -24,6 +24,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { RedisClient } from './connection.js';
+import { toError } from '../errors.js';
 
 export type ScriptArg = string | number | boolean;
 
@@ -103,7 +104,7 @@ export class RedisScript<K extends string = string, A extends string = string> {
       }
       return new RedisScript(name, source, layout);
     } catch (err) {
-      throw new Error(`Lua script "${name}" (${path}): ${(err as Error).message}`, { cause: err });
+      throw new Error(`Lua script "${name}" (${path}): ${toError(err).message}`, { cause: err });
     }
   }
 

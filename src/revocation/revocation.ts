@@ -24,7 +24,7 @@
  * them beside the request's keys (CROSSSLOT); there the middleware checks up front as on every
  * other route and the handler gets no Revocation.
  */
-import { HttpError } from '../errors.js';
+import { UnauthenticatedError } from '../errors.js';
 import type { ScriptTail } from '../redis/script.js';
 
 /**
@@ -49,9 +49,9 @@ export function revocationGuardLua(index: number): string {
 end`;
 }
 
-export class TokenRevokedError extends HttpError {
+export class TokenRevokedError extends UnauthenticatedError {
   constructor() {
-    super(401, 'token_revoked', 'the token was logged out');
+    super('token_revoked', 'the token was logged out');
   }
 }
 

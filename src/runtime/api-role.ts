@@ -1,5 +1,5 @@
 /**
- * The API role: the express app with every route, Bull Board behind login, health, readiness
+ * The API role: every route on node:http (src/http/app.ts), Bull Board behind login, health, readiness
  * and metrics, listening on HOST:PORT. At start: the admin of the environment is created or
  * updated, and in production every account still holding the example password is disabled.
  */

@@ -24,7 +24,7 @@ export function authRoutes(auth: AuthService, accounts: Accounts): AnyRoute[] {
       access: 'public',
       body: loginBody,
       responses: { 200: { description: 'token', schema: loginReply }, 401: { description: 'unknown user, wrong password, or disabled user' }, 429: { description: 'too many failed logins' } },
-      handler: async ({ body, req }) => ({ body: await auth.login(body.username, body.password, req.ip) }),
+      handler: async ({ body, ip }) => ({ body: await auth.login(body.username, body.password, ip) }),
     }),
     defineRoute({
       method: 'post',
@@ -46,8 +46,8 @@ export function authRoutes(auth: AuthService, accounts: Accounts): AnyRoute[] {
       access: 'user',
       body: passwordBody,
       responses: { 204: { description: 'changed; log in again' }, 400: { description: 'wrong_password (field currentPassword), or a new password that is too short or long' }, 429: { description: 'too many wrong current passwords' } },
-      handler: async ({ auth: info, body, req }) => {
-        await accounts.changeOwnPassword(info!.userId, body.currentPassword, body.newPassword, req.ip);
+      handler: async ({ auth: info, body, ip }) => {
+        await accounts.changeOwnPassword(info!.userId, body.currentPassword, body.newPassword, ip);
         return { status: 204 };
       },
     }),

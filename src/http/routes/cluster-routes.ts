@@ -1,6 +1,6 @@
-import { clusterStatus } from '../../cluster/cluster-status.js';
+import { clusterStatus } from '../../coordination/cluster-status.js';
 import type { PlatformContext } from '../../context.js';
-import { HttpError } from '../../errors.js';
+import { UnavailableError } from '../../errors.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
 export function clusterRoutes(ctx: PlatformContext): AnyRoute[] {
@@ -19,7 +19,7 @@ export function clusterRoutes(ctx: PlatformContext): AnyRoute[] {
       responses: { 200: { description: 'snapshot' }, 503: { description: 'not loaded yet' } },
       handler: () => {
         const snapshot = ctx.sharedConfig.current();
-        if (!snapshot) throw new HttpError(503, 'config_not_loaded', 'the shared config has not been loaded yet');
+        if (!snapshot) throw new UnavailableError('config_not_loaded', 'the shared config has not been loaded yet');
         return { body: snapshot };
       },
     }),

@@ -3,7 +3,7 @@ import type { PlatformContext } from '../../context.js';
 import { createMessageService, type MessageService } from '../../messages/message-service.js';
 import { readAnswerJson } from '../../messages/message-entry.js';
 import { RefusedMessages } from '../../messages/refused-messages.js';
-import { HttpError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import { messageRole } from '../../queues/payloads/messages.js';
 import { decimalInt, defineRoute, type AnyRoute } from '../route.js';
 
@@ -98,7 +98,7 @@ export function refusedMessageRoutes(ctx: PlatformContext): AnyRoute[] {
       params: refusedParams,
       responses: { 204: { description: 'discarded' }, 404: { description: 'no refused message with this id' } },
       handler: async ({ params }) => {
-        if (!(await refused.discard(params.messageId))) throw new HttpError(404, 'not_found', `no refused message "${params.messageId}"`, 'messageId');
+        if (!(await refused.discard(params.messageId))) throw new NotFoundError('not_found', `no refused message "${params.messageId}"`, { field: 'messageId' });
         return { status: 204 };
       },
     }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HttpError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import type { PlatformContext } from '../../context.js';
 import { PoolService } from '../../pools/pool-service.js';
 import { defineRoute, type AnyRoute } from '../route.js';
@@ -45,7 +45,7 @@ export function poolRoutes(ctx: PlatformContext): AnyRoute[] {
       responses: { 200: { description: 'the row', schema: servedItem }, 404: { description: 'pool_empty: no row left' }, 503: { description: 'pool and database unavailable' } },
       handler: async ({ params, auth }) => {
         const [item] = await pools.pop(params.type, params.groupId, 1, auth?.revocation);
-        if (!item) throw new HttpError(404, 'pool_empty', `no ${params.type} left in group ${params.groupId}`);
+        if (!item) throw new NotFoundError('pool_empty', `no ${params.type} left in group ${params.groupId}`);
         return { body: item };
       },
     }),

@@ -15,6 +15,7 @@
  * term ends.
  */
 import { Job } from 'bullmq';
+import { toError } from '../../errors.js';
 import type { Logger } from '../../logging/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { RedisClient } from '../../redis/connection.js';
@@ -100,6 +101,6 @@ export function startBackpressureLoop(deps: BackpressureDeps, term: LeaderTerm):
         m.roundSeconds.observe((performance.now() - started) / 1000);
       }
     },
-    (err) => logger.warn({ err: (err as Error)?.message }, 'backpressure round failed; the next round retries'),
+    (err) => logger.warn({ err: toError(err).message }, 'backpressure round failed; the next round retries'),
   );
 }

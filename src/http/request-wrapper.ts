@@ -1,0 +1,163 @@
+/**
+ * What every request gets, whoever serves it (the dispatcher, an express mount, the 404): its id,
+ * the security headers, the error mapping, the request metrics and the access log line.
+ *
+ * A request is an Exchange: begun when it arrives (its id is X-Request-Id when the caller sent a
+ * sane one, else one of this process), answered once by `reply` (a Reply, written with the API's
+ * headers) or `fail` (an error, mapped by error-reply.ts; 500s are logged at error level with the
+ * request id), and recorded once answered. Requests served by express are recorded when their
+ * response finishes (`recordOnFinish`), as express writes them itself.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Logger } from '../logging/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { errorReply } from './error-reply.js';
+import type { Reply } from './route.js';
+
+/** On every answer, HTML included (Bull Board): no MIME sniffing, no framing, no referrer. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+};
+
+const SANE_REQUEST_ID = /^[\w.-]{1,128}$/;
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The headers of an API answer: its request id, the security headers, a CSP that lets a JSON or
+ * text answer load and frame nothing should a browser render it, and no caching (answers are per
+ * caller and change). One object literal, so that node stores it as given (writeHead).
+ */
+function apiHeaders(requestId: string): OutgoingHttpHeaders {
+  return {
+    'x-request-id': requestId,
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+    'cache-control': 'no-store',
+  };
+}
+
+/** Request ids of this process: a random prefix and a counter (unique enough to find a request in logs, and cheaper than a UUID). */
+function requestIds(): () => string {
+  const prefix = randomBytes(6).toString('base64url');
+  let n = 0;
+  return () => `${prefix}-${(++n).toString(36)}`;
+}
+
+export interface WrapperOptions {
+  logger: Logger;
+  metrics: Metrics;
+  accessLog: boolean;
+}
+
+export class RequestWrapper {
+  private readonly nextId = requestIds();
+
+  constructor(private readonly options: WrapperOptions) {}
+
+  begin(req: IncomingMessage, res: ServerResponse): Exchange {
+    const incoming = req.headers['x-request-id'];
+    const id = typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : this.nextId();
+    return new Exchange(req, res, id, this);
+  }
+
+  /** The request metrics and the access log line of an answered request. */
+  record(ex: Exchange, status: number): void {
+    const seconds = (performance.now() - ex.started) / 1000;
+    this.options.metrics.http.record(ex.req.method!, ex.route, status, seconds);
+    const { logger } = this.options;
+    if (this.options.accessLog && logger.isLevelEnabled('info')) {
+      logger.info({ reqId: ex.id, method: ex.req.method, path: ex.pathname, status, ms: Math.round(seconds * 1000) }, 'request');
+    }
+  }
+
+  log(level: 'warn' | 'error', message: string, err: unknown, ex: Exchange): void {
+    if (level === 'error') this.options.logger.error({ err, reqId: ex.id, path: ex.pathname, method: ex.req.method }, message);
+    else this.options.logger.warn({ err: (err as { message?: unknown } | null)?.message, reqId: ex.id, path: ex.pathname }, message);
+  }
+}
+
+export class Exchange {
+  /** The route's declared path for metrics (`/api/pools/:type/:groupId/pop`); 'unmatched' until one is found. */
+  route = 'unmatched';
+  /** The URL's path, without its query. */
+  readonly pathname: string;
+  readonly started = performance.now();
+  private recorded = false;
+  private routeOnFinish: (() => string) | undefined;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly id: string,
+    private readonly wrapper: RequestWrapper,
+  ) {
+    const url = req.url!;
+    const q = url.indexOf('?');
+    this.pathname = q < 0 ? url : url.slice(0, q);
+  }
+
+  /** Writes a reply with the API's headers; a JSON body (or JSON text) has its Content-Type and Length. */
+  reply(reply: Reply): void {
+    const { res } = this;
+    if (res.headersSent) {
+      // Only a broken writer gets here; the client cannot be told anything consistent any more.
+      res.destroy();
+      return;
+    }
+    const status = reply.status ?? 200;
+    const headers = apiHeaders(this.id);
+    const data = reply.json ?? reply.text ?? (reply.body === undefined ? undefined : JSON.stringify(reply.body));
+    if (data !== undefined) {
+      headers['content-type'] = reply.text !== undefined ? 'text/plain; charset=utf-8' : JSON_TYPE;
+      headers['content-length'] = Buffer.byteLength(data);
+    }
+    if (reply.headers) for (const name in reply.headers) headers[name.toLowerCase()] = reply.headers[name];
+    res.writeHead(status, headers);
+    res.end(data);
+    if (!this.routeOnFinish) this.done(status);
+  }
+
+  /** Answers with the error's mapping (error-reply.ts), logging it when the mapping says so. */
+  fail(err: unknown): void {
+    const answer = errorReply(err, this.id);
+    if (answer.log) this.wrapper.log(answer.log.level, answer.log.message, err, this);
+    if (this.res.headersSent) {
+      if (!answer.log) this.wrapper.log('error', 'request failed after its answer began', err, this);
+      this.res.destroy();
+      return;
+    }
+    try {
+      this.reply({ status: answer.status, body: answer.body, ...(answer.headers ? { headers: answer.headers } : {}) });
+    } catch (failure) {
+      // The error answer itself could not be written (a header a handler set is invalid): cut the connection.
+      this.wrapper.log('error', 'the error answer could not be written', failure, this);
+      this.res.destroy();
+    }
+  }
+
+  /**
+   * For a response another writer (express) sends: its request id and security headers now, and
+   * its record when it finishes, under the route `routeOf` names then.
+   */
+  recordOnFinish(routeOf: () => string): void {
+    const { res } = this;
+    res.setHeader('x-request-id', this.id);
+    for (const name in SECURITY_HEADERS) res.setHeader(name, SECURITY_HEADERS[name]!);
+    this.routeOnFinish = routeOf;
+    res.once('finish', () => {
+      this.route = routeOf();
+      this.done(res.statusCode);
+    });
+  }
+
+  private done(status: number): void {
+    if (this.recorded) return;
+    this.recorded = true;
+    this.wrapper.record(this, status);
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The platform's own routes: liveness, readiness (each dependency probed), the Prometheus metrics
+ * (to admins or the scrape token, or to anybody with METRICS_PUBLIC) and the OpenAPI document.
+ */
+import { z } from 'zod';
+import type { Metrics } from '../../metrics/metrics.js';
+import { staticToken } from '../authenticate.js';
+import { defineRoute, type AnyRoute } from '../route.js';
+
+export interface DependencyProbe {
+  name: string;
+  /** Resolves true when the dependency answers. */
+  check(): Promise<boolean>;
+}
+
+export interface PlatformRouteOptions {
+  metrics: Metrics;
+  probes: DependencyProbe[];
+  metricsPublic: boolean;
+  /** A static bearer token for Prometheus scrapes of /metrics (an admin's token works too). */
+  metricsToken?: string;
+  /** The OpenAPI document as JSON text (built once, from every route). */
+  openapi: () => string;
+}
+
+const PROBE_TIMEOUT_MS = 2000;
+
+async function probe(p: DependencyProbe): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([p.check().catch(() => false), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const dependencies = z.record(z.string(), z.enum(['up', 'down']));
+
+export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get', path: '/healthz', tag: 'platform', access: 'public', summary: 'Liveness: the process answers.',
+      responses: { 200: { description: 'alive', schema: z.object({ status: z.literal('ok') }) } },
+      handler: () => ({ body: { status: 'ok' } }),
+    }),
+    defineRoute({
+      method: 'get', path: '/readyz', tag: 'platform', access: 'public', summary: 'Readiness: Redis and the database answer (each probe at most 2 s).',
+      responses: {
+        200: { description: 'ready', schema: z.object({ status: z.literal('ready'), dependencies }) },
+        503: { description: 'not_ready; `error.field` names the first dependency down' },
+      },
+      handler: async () => {
+        const results = await Promise.all(options.probes.map(async (p) => [p.name, await probe(p)] as const));
+        for (const [name, up] of results) options.metrics.dependencyUp.set({ dependency: name }, up ? 1 : 0);
+        const down = results.filter(([, up]) => !up).map(([name]) => name);
+        const states = Object.fromEntries(results.map(([name, up]) => [name, up ? 'up' : 'down']));
+        if (!down.length) return { body: { status: 'ready', dependencies: states } };
+        return { status: 503, body: { error: { code: 'not_ready', message: `unavailable: ${down.join(', ')}`, field: down[0] }, dependencies: states } };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/metrics', tag: 'platform',
+      access: options.metricsPublic ? 'public' : 'admin',
+      ...(options.metricsToken ? { staticCredential: staticToken(options.metricsToken) } : {}),
+      summary: 'Prometheus metrics (text exposition): to admins, to METRICS_TOKEN as a bearer token, or to anybody with METRICS_PUBLIC=true.',
+      responses: { 200: { description: 'Prometheus text' } },
+      handler: async () => {
+        const { contentType, body } = await options.metrics.render();
+        return { text: body, headers: { 'content-type': contentType } };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/api/openapi.json', tag: 'platform', access: 'user', summary: 'This document.',
+      responses: { 200: { description: 'OpenAPI 3.1' } },
+      handler: () => ({ json: options.openapi() }),
+    }),
+  ];
+}

@@ -1,0 +1,81 @@
+/**
+ * Queue partitions (QUEUE_SHARDS): which partition a job belongs to, and the hash tag each
+ * partition's keys carry on a Redis Cluster. Pure: no Redis.
+ *
+ * - A job's partition is a stable function of its business key (an IP's id, a feed's domain, a
+ *   session's id): FNV-1a of the key's text, modulo the partition count. The same key always lands
+ *   in the same partition for a given count.
+ * - Each partition's keys carry one hash tag, chosen so that the partitions' slots are spread
+ *   evenly over the slot space: partition i of n takes the first tag `<base>:<i>`, `<base>:<i>.1`,
+ *   `<base>:<i>.2`, ... whose slot lies in [i·16384/n, (i+1)·16384/n). A Redis Cluster assigns
+ *   slots to masters in contiguous ranges, so n partitions over m masters (n a multiple of m) put
+ *   n/m partitions on each master instead of leaving the spread to chance.
+ */
+export const SLOTS = 16384;
+
+/** CRC-16/XMODEM (polynomial 0x1021), the checksum Redis Cluster hashes keys with. */
+function crc16(text: string): number {
+  let crc = 0;
+  for (const byte of Buffer.from(text, 'utf8')) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc;
+}
+
+/** The Redis Cluster slot of a key: of its hash tag (the text between the first `{` and the next `}`, when not empty), else of the whole key. */
+export function keySlot(key: string): number {
+  const open = key.indexOf('{');
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1);
+    if (close > open + 1) return crc16(key.slice(open + 1, close)) % SLOTS;
+  }
+  return crc16(key) % SLOTS;
+}
+
+/** FNV-1a (32 bit) of a string's UTF-16 code units. */
+export function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/** The partition (0 … count-1) of a business key. */
+export function partitionOf(key: string | number, count: number): number {
+  if (count <= 1) return 0;
+  return fnv1a(String(key)) % count;
+}
+
+/** The hash tag of partition `index` of `count` (without braces), its slot in the index-th part of the slot space. */
+export function partitionTag(base: string, index: number, count: number): string {
+  const from = Math.floor((index * SLOTS) / count);
+  const to = Math.floor(((index + 1) * SLOTS) / count);
+  for (let salt = 0; ; salt++) {
+    const tag = salt === 0 ? `${base}:${index}` : `${base}:${index}.${salt}`;
+    const slot = keySlot(tag);
+    if (slot >= from && slot < to) return tag;
+  }
+}
+
+/**
+ * The partitions a worker consumes: "all" (or empty) → every one; else a comma-separated list of
+ * indexes and ranges ("0-3,5"). Throws naming what is wrong (index beyond the count, bad syntax).
+ */
+export function parseShardSpec(spec: string, count: number): number[] {
+  const text = spec.trim();
+  if (text === '' || text === 'all') return Array.from({ length: count }, (_, i) => i);
+  const out = new Set<number>();
+  for (const part of text.split(',')) {
+    const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(part);
+    if (!m) throw new Error(`"${part.trim()}" is not a partition or a range (e.g. 0-3,5)`);
+    const from = Number(m[1]);
+    const to = m[2] === undefined ? from : Number(m[2]);
+    if (to < from) throw new Error(`range "${part.trim()}" ends before it starts`);
+    if (to >= count) throw new Error(`partition ${to} does not exist (QUEUE_SHARDS is ${count}: 0-${count - 1})`);
+    for (let i = from; i <= to; i++) out.add(i);
+  }
+  return [...out].sort((a, b) => a - b);
+}
