@@ -35,7 +35,7 @@ import { applyMigrations } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { IpStore } from '../src/pipeline/ip-store.js';
-import { createResultPipeline, createScheduler, type PipelineContext } from '../src/pipeline/components.js';
+import { createResultPipeline, createScheduler, type PipelineContext } from '../src/pipeline/wiring.js';
 import { reconcile } from '../src/pipeline/scheduling/reconcile.js';
 import { startBackpressureLoop } from '../src/pipeline/scheduling/backpressure-loop.js';
 import type { CrawledItem, CrawlResultPayload } from '../src/queues/payloads/crawl.js';

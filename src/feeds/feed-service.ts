@@ -8,7 +8,7 @@ import type { Config } from '../config/index.js';
 import { ConflictError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import type { Article, Feed } from '../generated/prisma/client.js';
 import { domainOf } from './domain-gate.js';
-import type { FeedServices } from './feed-services.js';
+import type { FeedServices } from './wiring.js';
 import { delayUntil, dueAfterIntervalChange, dueAt } from './next-refresh.js';
 import type { ParsedArticle } from './parse-feed.js';
 
@@ -84,8 +84,6 @@ export function articleView(a: Article): ArticleView {
 export interface FeedServiceDeps {
   services: FeedServices;
   settings: Config['feeds'];
-  /** Unused: the feeds' SQL is in services.feeds and services.articles. Still passed by src/http/routes/feed-routes.ts until its wiring changes. */
-  prisma?: unknown;
 }
 
 export class FeedService {

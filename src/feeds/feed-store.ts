@@ -183,4 +183,9 @@ export class FeedStore {
   exists(feedId: number): Promise<boolean> {
     return feedExists(this.prisma, feedId);
   }
+
+  /** Whether `feedId` is one of the user's feeds (the task view shows a user their own refreshes only). */
+  async isOwnedBy(userId: number, feedId: number): Promise<boolean> {
+    return (await this.prisma.feed.count({ where: { id: feedId, userId } })) > 0;
+  }
 }

@@ -13,7 +13,7 @@
  */
 import type { PlatformContext } from '../context.js';
 import type { MaintenanceTask } from '../queues/maintenance-task.js';
-import { createFeedServices } from './feed-services.js';
+import { createFeedServices } from './wiring.js';
 import { reconcileChains } from './reconcile-chains.js';
 import { sanitizeStoredArticles } from './sanitize-stored-articles.js';
 import { trimArticles } from './trim-articles.js';

@@ -14,8 +14,7 @@
  *
  * The dead job then leaves the failed set. The returned taskId is the job that carries the replay.
  */
-import type { PrismaClient } from '../db/client.js';
-import { feedExists } from './feed-store.js';
+import type { FeedStore } from './feed-store.js';
 import { QUEUED_STATES } from '../queues/job-states.js';
 import type { FeedScheduler } from './feed-scheduler.js';
 
@@ -25,14 +24,13 @@ export interface RefreshReplay {
   taskId?: string;
 }
 
-/** `deps.prisma`: the client the job routes pass (the feed's existence is asked through feed-store.ts). */
-export async function replayDeadRefresh(deps: { prisma: PrismaClient; scheduler: FeedScheduler }, jobId: string): Promise<RefreshReplay> {
+export async function replayDeadRefresh(deps: { feeds: Pick<FeedStore, 'exists'>; scheduler: FeedScheduler }, jobId: string): Promise<RefreshReplay> {
   const { scheduler } = deps;
   const job = await scheduler.queue.getJob(jobId);
   const state = job ? await job.getState() : 'unknown';
   if (!job || state !== 'failed') throw new Error(`job "${jobId}" of queue "feed-refresh" is ${state === 'unknown' ? 'not there' : state}, not failed`);
   const feedId = Number(job.data.feedId);
-  if (!(await feedExists(deps.prisma, feedId))) return { jobId, status: 'feed_gone' };
+  if (!(await deps.feeds.exists(feedId))) return { jobId, status: 'feed_gone' };
 
   let reply: RefreshReplay | undefined;
   for (let attempt = 0; attempt < 3 && !reply; attempt++) {

@@ -13,7 +13,7 @@ import { createOutboundDispatcher } from '../net/outbound-dispatcher.js';
 import { OutboundPolicy } from '../net/outbound-policy.js';
 import { createWorker } from '../queues/create-worker.js';
 import { FEED_BACKOFF } from './feed-scheduler.js';
-import { createFeedServices } from './feed-services.js';
+import { createFeedServices } from './wiring.js';
 import { createRefreshProcessor, FeedRetryError } from './refresh-feed.js';
 
 export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> {

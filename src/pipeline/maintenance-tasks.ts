@@ -12,7 +12,7 @@
  */
 import type { PlatformContext } from '../context.js';
 import type { MaintenanceTask } from '../queues/maintenance-task.js';
-import { createScheduler, type PipelineContext } from './components.js';
+import { createScheduler, type PipelineContext } from './wiring.js';
 import { IpStore } from './ip-store.js';
 import { ResultStore } from './result-store.js';
 import { schedulerMetrics } from './scheduling/backpressure-loop.js';

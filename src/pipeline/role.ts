@@ -6,7 +6,7 @@
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createWorker } from '../queues/create-worker.js';
-import { createResultPipeline, createScheduler } from './components.js';
+import { createResultPipeline, createScheduler } from './wiring.js';
 import { createResultJobProcessor } from './process-result-job.js';
 import { schedulerMetrics, startBackpressureLoop } from './scheduling/backpressure-loop.js';
 import { IpStore } from './ip-store.js';

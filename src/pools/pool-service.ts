@@ -1,10 +1,9 @@
 /**
  * What the HTTP layer asks of the pools: pop, import and the overview. Built once per API
- * process; the pop path is PoolPopper, the rest is a thin layer over the lists and rows.
+ * process (wirePoolService in wiring.ts); the pop path is PoolPopper, the rest is a thin layer over the lists and rows.
  */
 import type { Revocation } from '../revocation/revocation.js';
-import type { PlatformContext } from '../context.js';
-import { createPoolDeps, type PoolDeps } from './pool-context.js';
+import type { PoolDeps } from './wiring.js';
 import { POOL_TYPES, type PoolType, type ServedItem } from './pool-item.js';
 import { PoolPopper } from './pop-items.js';
 import { toError } from '../errors.js';
@@ -26,9 +25,9 @@ export class PoolService {
   private readonly deps: PoolDeps;
   private readonly popper: PoolPopper;
 
-  constructor(ctx: PlatformContext) {
-    this.deps = createPoolDeps(ctx, 'pools-api');
-    this.popper = new PoolPopper(this.deps);
+  constructor(deps: PoolDeps) {
+    this.deps = deps;
+    this.popper = new PoolPopper(deps);
   }
 
   get settings(): PoolDeps['settings'] {

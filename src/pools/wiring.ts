@@ -1,9 +1,13 @@
-/** Builds the pools' collaborators from the platform context (one set per process and role). */
+/**
+ * The pools' wiring: their collaborators built from the platform context, one set per process
+ * and role (the pools role's workers, the API's PoolService).
+ */
 import type { PlatformContext } from '../context.js';
 import { poolMetrics, type PoolMetrics } from './pool-metrics.js';
 import { PoolLists } from './pool-lists.js';
 import { PoolRows } from './pool-rows.js';
 import { PoolTriggers } from './pool-triggers.js';
+import { PoolService } from './pool-service.js';
 
 export interface PoolDeps {
   lists: PoolLists;
@@ -27,4 +31,9 @@ export function createPoolDeps(ctx: PlatformContext, component: string): PoolDep
     metrics: poolMetrics(ctx.metrics),
     logger,
   };
+}
+
+/** The service the API's pool routes call. */
+export function wirePoolService(ctx: PlatformContext): PoolService {
+  return new PoolService(createPoolDeps(ctx, 'pools-api'));
 }
