@@ -2,7 +2,7 @@
  * The pipeline role: the `crawl-result` worker (the parents of the crawls' flows, PIPELINE_CONCURRENCY
  * at once) and, on the leader of the `crawl-scheduler` singleton task, the backpressure loop. The crawl
  * scheduler's other periodic work (reconciliation, processed-id trim) runs on the `maintenance`
- * queue (maintenance-tasks.ts). See README, section "Crawl scheduling and the result pipeline".
+ * queue (maintenance-tasks.ts). See docs/pipeline.md.
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createWorker } from '../queues/create-worker.js';

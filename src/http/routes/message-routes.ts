@@ -31,7 +31,7 @@ const readQuery = z.strictObject({
 
 const messageSchema = z.object({ id: z.string(), seq: z.number().int(), role: messageRole, content: z.string(), createdAt: z.string() });
 
-/** Session messages (README "Messages"): the cache answers the raw JSON entries it holds. */
+/** Session messages (docs/messages.md): the cache answers the raw JSON entries it holds. */
 export function messageRoutes(messages: MessageService, settings: { maxContentBytes: number }): AnyRoute[] {
   return [
     defineRoute({
