@@ -1,5 +1,5 @@
 # One image for every role: `node dist/workers/<role>.js` (see docker-compose.yml).
-# Build: TypeScript → dist/. Runtime: Node 20 on Debian with the system Chromium for the crawler
+# Build: TypeScript → dist/, with the Lua scripts next to the modules that run them (npm run build). Runtime: Node 20 on Debian with the system Chromium for the crawler
 # (puppeteer never downloads a browser).
 
 FROM node:20-bookworm-slim AS build

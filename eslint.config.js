@@ -1,10 +1,11 @@
 // Lint: typescript-eslint's recommended rules plus the dependency direction of the codebase:
-// workers/ → runtime/http → domains → shared infrastructure, never the reverse.
+// workers/ → runtime/http → domains → shared infrastructure, never the reverse, and no domain
+// importing another (what two domains share is infrastructure: coordination, revocation, lib, ...).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const DOMAINS = ['auth', 'feeds', 'crawl', 'pipeline', 'pools', 'messages', 'cluster'];
-const INFRA = ['config', 'logging', 'metrics', 'net', 'redis', 'db', 'queues', 'services', 'setup'];
+const DOMAINS = ['auth', 'feeds', 'crawl', 'pipeline', 'pools', 'messages'];
+const INFRA = ['config', 'logging', 'metrics', 'net', 'redis', 'db', 'queues', 'services', 'setup', 'lib', 'coordination', 'revocation'];
 const domainImports = DOMAINS.map((d) => `**/${d}/**`);
 const upperLayers = ['**/http/**', '**/runtime/**', '**/workers/**', '**/dashboards/**', '**/test/**', '**/bench/**'];
 // Later blocks replace the rule for their files, so each lists the general patterns too.
@@ -38,12 +39,20 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: [{ group: [...domainImports, ...upperLayers], message: 'infrastructure must not depend on domains or upper layers' }] }],
     },
   },
-  {
-    // Domains use infrastructure (and other domains' public modules), never the HTTP layer, the runtime or entry points.
-    files: DOMAINS.map((d) => `src/${d}/**/*.ts`),
+  // Domains use infrastructure, never another domain, the HTTP layer, the runtime or entry points.
+  ...DOMAINS.map((domain) => ({
+    files: [`src/${domain}/**/*.ts`],
     ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: upperLayers, message: 'domains must not depend on the HTTP layer, the runtime or entry points' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: upperLayers, message: 'domains must not depend on the HTTP layer, the runtime or entry points' },
+            { group: DOMAINS.filter((d) => d !== domain).map((d) => `**/${d}/**`), message: `a domain must not import another domain (${domain}); move what they share to infrastructure` },
+          ],
+        },
+      ],
     },
-  },
+  })),
 );

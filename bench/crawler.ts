@@ -28,7 +28,7 @@ import puppeteer, { type Browser } from 'puppeteer';
 import { loadConfig } from '../src/config/index.js';
 import { createFixtureAdapter } from '../src/crawl/adapters/fixture.js';
 import { readRowsScript, scrollOneScreenScript } from '../src/crawl/browser-scripts.js';
-import { FixtureMarketplace } from '../src/crawl/fixture-marketplace/server.js';
+import { FixtureMarketplace } from '../src/services/fixture-marketplace/server.js';
 import { CHROMIUM_ARGS, launchBrowser, VIEWPORT } from '../src/crawl/launch-browser.js';
 import type { CrawledItem } from '../src/queues/payloads/crawl.js';
 import { startPlatform } from '../src/runtime/start-platform.js';

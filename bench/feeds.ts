@@ -31,7 +31,7 @@ import { loadConfig } from '../src/config/index.js';
 import { createDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrate.js';
 import { domainOf } from '../src/feeds/domain-gate.js';
-import { createFeedServices } from '../src/feeds/feed-services.js';
+import { createFeedServices } from '../src/feeds/wiring.js';
 import { parseFeedDocument } from '../src/feeds/parse-feed.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { QueueRegistry } from '../src/queues/registry.js';

@@ -34,7 +34,8 @@ import { createDatabase, type Database } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { Metrics } from '../src/metrics/metrics.js';
-import { createResultPipeline, createScheduler, type PipelineContext } from '../src/pipeline/components.js';
+import { IpStore } from '../src/pipeline/ip-store.js';
+import { createResultPipeline, createScheduler, type PipelineContext } from '../src/pipeline/wiring.js';
 import { reconcile } from '../src/pipeline/scheduling/reconcile.js';
 import { startBackpressureLoop } from '../src/pipeline/scheduling/backpressure-loop.js';
 import type { CrawledItem, CrawlResultPayload } from '../src/queues/payloads/crawl.js';
@@ -194,12 +195,12 @@ async function benchScheduling(env: Env) {
   await scheduler.queue.waitUntilReady();
   const mem1 = await usedMemory(redis);
   const t1 = performance.now();
-  const report = await reconcile({ scheduler, db, redis, logger, spreadSeconds: 3600, leadMs: 60_000 });
+  const report = await reconcile({ scheduler, ips: new IpStore(db), redis, logger, spreadSeconds: 3600, leadMs: 60_000 });
   const oursSeconds = (performance.now() - t1) / 1000;
   const oursBytes = (await usedMemory(redis)) - mem1;
   if (report.scheduled !== SCHEDULE_IPS) throw new Error(`scheduled ${report.scheduled} of ${SCHEDULE_IPS}`);
   const t2 = performance.now();
-  const again = await reconcile({ scheduler, db, redis, logger, spreadSeconds: 3600, leadMs: 60_000 });
+  const again = await reconcile({ scheduler, ips: new IpStore(db), redis, logger, spreadSeconds: 3600, leadMs: 60_000 });
   const recheckSeconds = (performance.now() - t2) / 1000;
   if (again.scheduled || again.reAdded || again.orphansRemoved) throw new Error('a second reconciliation changed something');
   return { plainSeconds, plainBytes, oursSeconds, oursBytes, recheckSeconds };
@@ -230,9 +231,9 @@ async function lateness(env: Env, mode: 'plain' | 'scheduler', settings: Record<
     );
     // As the leaders do it: the start-up reconciliation (a maintenance task), and the backpressure loop.
     const scheduler = createScheduler(local.ctx);
-    const term = { work: 'crawl-scheduler', token: 1, signal: new AbortController().signal, isCurrent: () => true };
+    const term = { task: 'crawl-scheduler', token: 1, signal: new AbortController().signal, isCurrent: () => true };
     stopLoop = startBackpressureLoop({ scheduler, redis: local.redis, settings: local.config.pipeline, metrics: new Metrics({ defaultMetrics: false }), logger }, term);
-    await reconcile({ scheduler, db: local.db, redis: local.redis, logger, spreadSeconds: local.config.pipeline.spreadSeconds, leadMs: local.config.pipeline.tickMs });
+    await reconcile({ scheduler, ips: new IpStore(local.db), redis: local.redis, logger, spreadSeconds: local.config.pipeline.spreadSeconds, leadMs: local.config.pipeline.tickMs });
   }
   const lates: number[] = [];
   let maxWaiting = 0;

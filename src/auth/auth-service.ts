@@ -5,7 +5,7 @@
  * A request's credential is current when its session is not logged out (blacklist) and the state
  * of its user (tokens) or key (API keys) in Redis is the one it carries (credential-state.ts):
  * one round trip for both, or none of its own on the hot routes, whose script makes the check
- * (revocation.ts). Only Redis outages count as Redis down; any other error is an error.
+ * (src/revocation/revocation.ts). Only Redis outages count as Redis down; any other error is an error.
  */
 import type { Counter } from 'prom-client';
 import type { PrismaClient } from '../db/client.js';
@@ -20,7 +20,7 @@ import { loginAddressKey } from './client-address.js';
 import { API_KEY_REVOKED, CredentialStates, MISSING, userState, type CredentialRef } from './credential-state.js';
 import { LoginRateLimit } from './login-rate-limit.js';
 import { DUMMY_HASH, verifyPassword } from './passwords.js';
-import { Revocation, TokenRevokedError } from './revocation.js';
+import { Revocation, TokenRevokedError } from '../revocation/revocation.js';
 import type { Role } from './roles.js';
 import { SessionBlacklist } from './session-blacklist.js';
 import { InvalidTokenError, TokenService, type TokenClaims } from './tokens.js';
@@ -51,7 +51,7 @@ export interface Principal {
 export interface VerifiedToken extends Principal {
   /** False when Redis was down and AUTH_FAIL_OPEN let the token through without the blacklist, or when the check is left to the handler. */
   blacklistChecked: boolean;
-  /** Present when the credential check is left to the request's own Redis script (see revocation.ts). */
+  /** Present when the credential check is left to the request's own Redis script (see src/revocation/revocation.ts). */
   revocation?: Revocation;
 }
 
@@ -145,7 +145,7 @@ export class AuthService {
    * when Redis is down and the platform fails secure.
    *
    * With `deferBlacklist` the currency check is not made here: the result carries a Revocation for
-   * the handler's own Redis script (revocation.ts). On a Redis Cluster, where the blacklist and
+   * the handler's own Redis script (src/revocation/revocation.ts). On a Redis Cluster, where the blacklist and
    * state keys cannot share a script with the request's keys, the check is made here all the same.
    */
   async verify(token: string, options: { deferBlacklist?: boolean } = {}): Promise<VerifiedToken> {

@@ -25,21 +25,7 @@ export const API_KEY_ACTIVE = '1';
 export const API_KEY_REVOKED = '2:revoked';
 export const MISSING = '0:missing';
 
-const RAISE = new RedisScript(
-  'credential-raise',
-  `-- KEYS[1] a credential's state
--- ARGV[1] the new state "<number>[:<flag>]"   ARGV[2] seconds to keep it (0: no expiry)
--- Stores the new state when there is none or its number is higher; returns the state held now.
-local function number(s) return tonumber(string.match(s, '^(%d+)')) or -1 end
-local current = redis.call('GET', KEYS[1])
-if current and number(ARGV[1]) <= number(current) then return current end
-if tonumber(ARGV[2]) > 0 then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-else
-  redis.call('SET', KEYS[1], ARGV[1])
-end
-return ARGV[1]`,
-);
+const RAISE = RedisScript.load('credential-raise', new URL('./credential-raise.lua', import.meta.url), { keys: ['state'], args: ['newState', 'ttlSeconds'] });
 
 /** A user's state from its row (undefined: no such user). */
 export function userState(row: { tokenVersion: number; disabled: boolean } | null | undefined): string {
@@ -90,6 +76,6 @@ export class CredentialStates {
 
   /** Stores `state` unless Redis holds a newer one; returns the state held. */
   raise(ref: CredentialRef, state: string): Promise<string> {
-    return RAISE.run<string>(this.deps.redis, [this.key(ref)], [state, state === MISSING ? MISSING_TTL_SECONDS : 0]);
+    return RAISE.run<string>(this.deps.redis, { state: this.key(ref) }, { newState: state, ttlSeconds: state === MISSING ? MISSING_TTL_SECONDS : 0 });
   }
 }

@@ -13,29 +13,9 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
 
-const COUNT_ATTEMPT = new RedisScript(
-  'login-count-attempt',
-  `-- KEYS[1] the attempts of one (user name, address) in the current window
--- ARGV[1] window in seconds
--- Returns {attempts including this one, seconds left in the window}.
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-local ttl = redis.call('TTL', KEYS[1])
-if ttl < 0 then
-  redis.call('EXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
-end
-return {n, ttl}`,
-);
+const COUNT_ATTEMPT = RedisScript.load('login-count-attempt', new URL('./login-count-attempt.lua', import.meta.url), { keys: ['attempts'], args: ['windowSeconds'] });
 
-const GIVE_BACK = new RedisScript(
-  'login-give-back',
-  `-- KEYS[1] the attempts of one (user name, address)
--- Takes one attempt back (a successful login); never below zero.
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if n > 0 then redis.call('DECR', KEYS[1]) end
-return n`,
-);
+const GIVE_BACK = RedisScript.load('login-give-back', new URL('./login-give-back.lua', import.meta.url), { keys: ['attempts'], args: [] });
 
 export type AttemptVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
@@ -49,12 +29,12 @@ export class LoginRateLimit {
 
   /** Counts an attempt of `username` from `address` (see client-address.ts); allowed while within the limit. */
   async count(username: string, address: string): Promise<AttemptVerdict> {
-    const [n, ttl] = await COUNT_ATTEMPT.run<[number, number]>(this.redis, [this.keys.loginAttempts(username, address)], [this.windowSeconds]);
+    const [n, ttl] = await COUNT_ATTEMPT.run<[number, number]>(this.redis, { attempts: this.keys.loginAttempts(username, address) }, { windowSeconds: this.windowSeconds });
     return n <= this.maxFailures ? { allowed: true } : { allowed: false, retryAfterSeconds: Math.max(1, ttl) };
   }
 
   /** A successful login: its attempt does not count against the limit. */
   async succeeded(username: string, address: string): Promise<void> {
-    await GIVE_BACK.run(this.redis, [this.keys.loginAttempts(username, address)]);
+    await GIVE_BACK.run(this.redis, { attempts: this.keys.loginAttempts(username, address) }, {});
   }
 }

@@ -1,12 +1,12 @@
 import { bool, int, list, oneOf, setting, str } from './define.js';
 
-/** CRAWL_BASE_URL value that makes the crawler role serve the fixture marketplace itself. */
+/** CRAWL_BASE_URL value that makes the platform serve the fixture marketplace for the crawler role (src/runtime/crawler-role.ts). */
 export const EMBEDDED_FIXTURE_URL = 'embedded';
 
 /** The headless-browser crawler (reference: marketplace-crawler.md sections 3 and 7). */
 export const crawlSettings = {
   site: setting('CRAWL_SITE', oneOf(['fixture', 'mercari']), 'fixture', 'Site adapter: fixture (local fixture marketplace) or mercari.'),
-  baseUrl: setting('CRAWL_BASE_URL', str().min(1), EMBEDDED_FIXTURE_URL, 'Marketplace base URL. "embedded": with CRAWL_SITE=fixture the crawler serves the fixture marketplace itself on a free 127.0.0.1 port; with mercari it means https://jp.mercari.com.'),
+  baseUrl: setting('CRAWL_BASE_URL', str().min(1), EMBEDDED_FIXTURE_URL, 'Marketplace base URL. "embedded": with CRAWL_SITE=fixture the platform serves the fixture marketplace for the crawler role on a free 127.0.0.1 port; with mercari it means https://jp.mercari.com.'),
   chromiumPath: setting('PUPPETEER_EXECUTABLE_PATH', str(), '/usr/bin/chromium', 'System Chromium; puppeteer never downloads a browser.'),
   concurrency: setting('CRAWLER_CONCURRENCY', int(1, 64), 2, 'Pages open at once per crawler process (= crawl jobs at once; a job crawls its pages one after another).'),
   pagesPerBrowser: setting('CRAWLER_PAGES_PER_BROWSER', int(1), 100, 'Pages a browser serves before it is recycled (drained).'),

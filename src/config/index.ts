@@ -110,7 +110,7 @@ export function assertProductionSafe(config: Config): void {
   }
 }
 
-/** Every setting with its env name, for `.env.example` and the README. */
+/** Every setting with its env name, for `.env.example` and docs/configuration.md. */
 export function listSettings(): { group: string; key: string; env: string; example: string | undefined; doc: string; secret: boolean }[] {
   return Object.entries(settingGroups).flatMap(([group, settings]) =>
     Object.entries(settings as SettingGroup).map(([key, s]) => ({

@@ -30,7 +30,8 @@ import type { CrawlMetrics } from './crawl-metrics.js';
 import { launchBrowser, type LaunchedBrowser, type LaunchOptions } from './launch-browser.js';
 import type { ProxyConfig } from './proxy-url.js';
 import type { RequestGuard } from './request-guard.js';
-import { Semaphore } from './semaphore.js';
+import { Semaphore } from '../lib/semaphore.js';
+import { withTimeout } from '../lib/timeout.js';
 import { toError } from '../errors.js';
 
 type SlotState = 'live' | 'draining' | 'closed' | 'crashed';
@@ -118,7 +119,7 @@ export class BrowserManager {
       this.updateGauges();
       // one window per page: a background tab of a shared window is hidden, and Chromium does
       // not render hidden pages, so their virtual lists would never re-render on scroll
-      const page = await withTimeout(slot.browser.newPage({ type: 'window' }), PAGE_OPEN_TIMEOUT_MS, 'opening a page');
+      const page = await withTimeout(slot.browser.newPage({ type: 'window' }), PAGE_OPEN_TIMEOUT_MS, { error: () => new Error(`opening a page took longer than ${PAGE_OPEN_TIMEOUT_MS} ms`) });
       if (proxy?.username) await page.authenticate({ username: proxy.username, password: proxy.password ?? '' });
       await this.options.requestGuard?.install(page);
       return this.lease(slot, page);
@@ -233,7 +234,7 @@ export class BrowserManager {
       drainTimedOut: () => slot.forced,
       release: () =>
         (released ??= (async () => {
-          if (slot.browser.connected) await withTimeout(page.close(), CLOSE_TIMEOUT_MS, 'closing a page').catch(() => undefined);
+          if (slot.browser.connected) await withTimeout(page.close(), CLOSE_TIMEOUT_MS, { error: () => new Error(`closing a page took longer than ${CLOSE_TIMEOUT_MS} ms`) }).catch(() => undefined);
           this.pageDone(slot);
           this.permits.release();
         })()),
@@ -269,7 +270,7 @@ export class BrowserManager {
     slot.state = wasCrashed ? 'crashed' : 'closed';
     slot.closed = (async () => {
       if (!wasCrashed) {
-        const closed = await withTimeout(slot.browser.close(), CLOSE_TIMEOUT_MS, 'closing the browser').then(
+        const closed = await withTimeout(slot.browser.close(), CLOSE_TIMEOUT_MS, { error: () => new Error(`closing the browser took longer than ${CLOSE_TIMEOUT_MS} ms`) }).then(
           () => true,
           () => false,
         );
@@ -311,14 +312,6 @@ export class BrowserManager {
     this.options.metrics.browsers.set({ state: 'draining' }, draining);
     this.options.metrics.pagesOpen.set(open);
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 async function removeDir(dir: string): Promise<void> {

@@ -6,6 +6,7 @@
  * was doing, and the fetch fails with a PageTimeoutError.
  */
 import type { Page } from 'puppeteer';
+import { withTimeout } from '../lib/timeout.js';
 import type { CrawledItem } from '../queues/payloads/crawl.js';
 import { pageReadyExpression, snapshotScript } from './browser-scripts.js';
 import { PageBlockedError, PageHttpError, PageTimeoutError } from './crawl-errors.js';
@@ -41,25 +42,12 @@ export interface FetchPageOutcome {
 
 export async function fetchPage(input: FetchPageInput): Promise<FetchPageOutcome> {
   const { page, pageTimeoutMs, signal } = input;
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    const expire = (why: string) => {
-      reject(new PageTimeoutError(why));
-      void page.close().catch(() => undefined);
-    };
-    timer = setTimeout(() => expire(`page took longer than ${pageTimeoutMs} ms`), pageTimeoutMs);
-    onAbort = () => expire('the crawl task timed out (watchdog)');
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-  });
   const startedAt = Date.now();
-  try {
-    return await Promise.race([load(input, () => Math.max(1, pageTimeoutMs - (Date.now() - startedAt))), deadline]);
-  } finally {
-    clearTimeout(timer);
-    if (onAbort) signal?.removeEventListener('abort', onAbort);
-  }
+  return withTimeout(() => load(input, () => Math.max(1, pageTimeoutMs - (Date.now() - startedAt))), pageTimeoutMs, {
+    error: () => new PageTimeoutError(`page took longer than ${pageTimeoutMs} ms`),
+    ...(signal ? { signal, abortError: () => new PageTimeoutError('the crawl task timed out (watchdog)') } : {}),
+    onExpire: () => void page.close().catch(() => undefined),
+  });
 }
 
 async function load(input: FetchPageInput, remainingMs: () => number): Promise<FetchPageOutcome> {

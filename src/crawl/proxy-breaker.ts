@@ -25,37 +25,9 @@ import { toError } from '../errors.js';
 /** After a sweep found no healthy proxy, the next sweep waits this long. */
 export const NO_HEALTHY_RETRY_MS = 60_000;
 
-const RECORD_FAILURE = new RedisScript(
-  'crawl-proxy-record-failure',
-  `-- KEYS[1] breaker hash
--- ARGV[1] list fingerprint, ARGV[2] threshold, ARGV[3] now (ms), ARGV[4] switch lease (ms), ARGV[5] 1 when there is a proxy to switch to
--- Returns {failures, 1 when the caller must health-check and switch, else 0}
-local k = KEYS[1]
-if redis.call('HGET', k, 'list') ~= ARGV[1] then
-  redis.call('DEL', k)
-  redis.call('HSET', k, 'list', ARGV[1], 'index', 0, 'failures', 0, 'switches', 0)
-end
-local failures = redis.call('HINCRBY', k, 'failures', 1)
-if ARGV[5] ~= '1' or failures < tonumber(ARGV[2]) then return {failures, 0} end
-local now = tonumber(ARGV[3])
-if now < tonumber(redis.call('HGET', k, 'cooldownUntil') or '0') then return {failures, 0} end
-if now < tonumber(redis.call('HGET', k, 'switchingUntil') or '0') then return {failures, 0} end
-redis.call('HSET', k, 'switchingUntil', now + tonumber(ARGV[4]))
-return {failures, 1}`,
-);
+const RECORD_FAILURE = RedisScript.load('crawl-proxy-record-failure', new URL('./crawl-proxy-record-failure.lua', import.meta.url), { keys: ['breaker'], args: ['fingerprint', 'threshold', 'nowMs', 'leaseMs', 'canSwitch'] });
 
-const COMMIT_SWITCH = new RedisScript(
-  'crawl-proxy-commit-switch',
-  `-- KEYS[1] breaker hash
--- ARGV[1] list fingerprint, ARGV[2] index switched from, ARGV[3] index switched to, ARGV[4] now (ms), ARGV[5] cool-down (ms)
--- Returns 1 when switched, 0 when the state moved meanwhile (list changed, or another switch)
-local k = KEYS[1]
-if redis.call('HGET', k, 'list') ~= ARGV[1] or (redis.call('HGET', k, 'index') or '0') ~= ARGV[2] then return 0 end
-local now = tonumber(ARGV[4])
-redis.call('HSET', k, 'index', ARGV[3], 'failures', 0, 'switchedAt', now, 'cooldownUntil', now + tonumber(ARGV[5]), 'switchingUntil', 0)
-redis.call('HINCRBY', k, 'switches', 1)
-return 1`,
-);
+const COMMIT_SWITCH = RedisScript.load('crawl-proxy-commit-switch', new URL('./crawl-proxy-commit-switch.lua', import.meta.url), { keys: ['breaker'], args: ['fingerprint', 'from', 'to', 'nowMs', 'cooldownMs'] });
 
 export interface BreakerState {
   index: number;
@@ -126,7 +98,7 @@ export class ProxyBreaker {
     let failures: number;
     let mustSwitch: number;
     try {
-      [failures, mustSwitch] = await RECORD_FAILURE.run<[number, number]>(redis, [key], [this.fingerprint, threshold, this.now(), leaseMs, proxies.length > 1 ? 1 : 0]);
+      [failures, mustSwitch] = await RECORD_FAILURE.run<[number, number]>(redis, { breaker: key }, { fingerprint: this.fingerprint, threshold, nowMs: this.now(), leaseMs, canSwitch: proxies.length > 1 });
     } catch (err) {
       this.options.logger.warn({ err: toError(err).message }, 'proxy breaker: could not record a failure');
       return { failures: 0 };
@@ -161,7 +133,7 @@ export class ProxyBreaker {
       const check = await this.options.healthCheck(candidate);
       logger.info({ proxy: candidate.label, healthy: check.healthy, detail: check.detail }, 'proxy health check');
       if (!check.healthy) continue;
-      const switched = await COMMIT_SWITCH.run<number>(redis, [key], [this.fingerprint, from, candidate.index, this.now(), this.options.cooldownMs]);
+      const switched = await COMMIT_SWITCH.run<number>(redis, { breaker: key }, { fingerprint: this.fingerprint, from, to: candidate.index, nowMs: this.now(), cooldownMs: this.options.cooldownMs });
       if (!switched) return undefined;
       this.lastIndex = candidate.index;
       logger.warn({ from: fromProxy.label, to: candidate.label, cooldownMs: this.options.cooldownMs }, 'proxy switched by the circuit breaker');

@@ -1,13 +1,11 @@
 /**
  * The crawler worker role: consumes `crawl` jobs with CRAWLER_CONCURRENCY at once, each in its
  * own page of a shared headless Chromium, and enqueues every finished crawl to `crawl-result`.
+ * It crawls `baseUrl`: CRAWL_BASE_URL, or with CRAWL_BASE_URL=embedded the fixture marketplace
+ * the runtime serves for it (src/runtime/crawler-role.ts). Chromium is started on the first
+ * page, not at role start.
  *
- * With CRAWL_SITE=fixture and CRAWL_BASE_URL=embedded (the defaults) the role also serves the
- * fixture marketplace on a free 127.0.0.1 port, so a fresh `npm start` crawls something
- * without the internet. Chromium is started on the first page, not at role start.
- *
- * Stop order: no new jobs and active ones finish (worker grace period), then the browsers
- * close, then the fixture marketplace.
+ * Stop order: no new jobs and active ones finish (worker grace period), then the browsers close.
  */
 import path from 'node:path';
 import { EMBEDDED_FIXTURE_URL } from '../config/crawl.js';
@@ -18,36 +16,22 @@ import { queues } from '../queues/definitions.js';
 import { createSiteAdapter } from './adapters/create-site-adapter.js';
 import { BrowserManager } from './browser-manager.js';
 import { CrawlMetrics } from './crawl-metrics.js';
-import { FixtureMarketplace } from './fixture-marketplace/server.js';
 import { createCrawlProcessor } from './process-crawl-job.js';
 import { ProxyBreaker } from './proxy-breaker.js';
 import { checkProxy } from './proxy-health-check.js';
 import { parseProxy } from './proxy-url.js';
 import { RequestGuard } from './request-guard.js';
 
-/**
- * The embedded fixture marketplace trades a little (per keyword: 3 items sell and 4 are listed
- * every 5 minutes), so the demo's repeated crawls see inflow and outflow.
- */
-const EMBEDDED_MARKET_ACTIVITY = { everyMs: 5 * 60_000, sold: 3, listed: 4 };
-
 export interface CrawlerRoleHandle extends RoleHandle {
   /** Base URL being crawled (the embedded fixture marketplace's address when it runs). */
   baseUrl: string;
 }
 
-export async function startCrawlerRole(ctx: PlatformContext): Promise<CrawlerRoleHandle> {
+export async function startCrawlerRole(ctx: PlatformContext, baseUrl: string = ctx.config.crawl.baseUrl): Promise<CrawlerRoleHandle> {
   const c = ctx.config.crawl;
   const logger = ctx.logger.child({ role: 'crawler' });
   const proxies = c.proxyList.map(parseProxy);
-
-  let fixture: FixtureMarketplace | undefined;
-  let baseUrl = c.baseUrl;
-  if (c.site === 'fixture' && c.baseUrl === EMBEDDED_FIXTURE_URL) {
-    fixture = await FixtureMarketplace.start({ activity: EMBEDDED_MARKET_ACTIVITY });
-    baseUrl = fixture.url;
-    logger.info({ url: fixture.url }, 'fixture marketplace serving (CRAWL_BASE_URL=embedded)');
-  }
+  if (c.site === 'fixture' && baseUrl === EMBEDDED_FIXTURE_URL) throw new Error('CRAWL_BASE_URL=embedded: the runtime serves the fixture marketplace and passes its address (src/runtime/crawler-role.ts)');
   const adapter = createSiteAdapter(c.site, baseUrl);
   const metrics = new CrawlMetrics(ctx.metrics);
   // The operator's own site is trusted; whatever else the browser is led to (a redirect off the
@@ -113,7 +97,6 @@ export async function startCrawlerRole(ctx: PlatformContext): Promise<CrawlerRol
       (stopping ??= (async () => {
         await worker.close();
         await browsers.close();
-        await fixture?.stop();
       })()),
   };
 }

@@ -4,6 +4,7 @@
  */
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { toError } from '../errors.js';
@@ -36,17 +37,18 @@ export function createDatabase(options: DatabaseOptions): Database {
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
   });
   let closing: Promise<void> | undefined;
-  let down = false;
-  const lost = (err: Error) => {
-    if (!down && !closing) options.logger?.warn({ err: err.message }, 'database connection lost; queries fail until it is back');
-    down = true;
-  };
+  const outage = new OutageLog<Error>({
+    began: (err) => {
+      if (!closing) options.logger?.warn({ err: err.message }, 'database connection lost; queries fail until it is back');
+    },
+    ended: () => {
+      if (!closing) options.logger?.info('database connection restored');
+    },
+  });
+  const lost = (err: Error) => outage.failure(err);
   // A broken idle connection must not crash the process; the pool replaces it.
   pool.on('error', lost);
-  pool.on('connect', () => {
-    if (down && !closing) options.logger?.info('database connection restored');
-    down = false;
-  });
+  pool.on('connect', () => outage.success());
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,

@@ -1,5 +1,7 @@
 /**
- * Articles and the feed row's refresh bookkeeping in PostgreSQL.
+ * The articles table: what refreshes store, what the API lists, and the two maintenance
+ * passes over stored rows (the trim to the newest ARTICLES_KEEP_PER_FEED of each feed, the
+ * clean-up of rows stored by an older sanitizer).
  *
  * Articles are upserted set-based, one INSERT ... SELECT FROM unnest(...) ON CONFLICT (url, user_id)
  * per batch: a refresh of N items is ceil(N / FEED_UPSERT_BATCH_SIZE) statements. An article
@@ -7,15 +9,10 @@
  * inserted rows from updated ones, so re-processing the same content inserts nothing and
  * counts nothing twice. Rows are written with the current SANITIZER_VERSION: what the parser
  * hands over is already sanitized (parse-feed.ts). An article keeps the feed it was first seen in.
- *
- * The statements every refresh runs (load the feed, upsert, record the success) go straight to
- * the pg pool Prisma itself runs on: Prisma's client costs ~0.4-0.6 ms of CPU per query on top
- * of pg's, about 1.5 ms a refresh, which the feed benchmark's CPU-bound VM notices. They are
- * named (prepared once per connection, not parsed and planned again each time). The rarer
- * bookkeeping (304, failures) stays with Prisma.
+ * The upsert goes straight to the pg pool, as a named statement (see feed-store.ts for why).
  */
 import type { Database, PrismaClient } from '../db/client.js';
-import type { Feed } from '../generated/prisma/client.js';
+import type { Article, Feed } from '../generated/prisma/client.js';
 import type { ParsedArticle } from './parse-feed.js';
 import { SANITIZER_VERSION } from './sanitize-content.js';
 
@@ -25,35 +22,27 @@ export interface UpsertCounts {
   unchanged: number;
 }
 
-export interface SuccessFacts {
-  fetchedAt: Date;
-  nextRefreshAt: Date;
-  etag: string | null;
-  lastModified: string | null;
+/** An article as the clean-up reads it, with its feed's URL (the base of relative links). */
+export interface StoredArticle {
+  id: string;
   title: string | null;
-  siteUrl: string | null;
-  inserted: number;
+  author: string | null;
+  summary: string | null;
+  content: string | null;
+  feed_url: string;
 }
 
-/** The feed row was deleted while its refresh ran. */
-export class FeedGoneError extends Error {
-  constructor(feedId: number) {
-    super(`feed ${feedId} no longer exists`);
-  }
-}
-
-/** Postgres error "insert or update violates foreign key", or a row not found: the feed was deleted meanwhile. */
-export function isFeedGone(err: unknown): boolean {
-  if (err instanceof FeedGoneError) return true;
-  const e = err as { code?: string; meta?: { code?: string }; message?: string };
-  return e?.code === 'P2025' || e?.code === '23503' || e?.meta?.code === '23503' || /violates foreign key constraint/.test(e?.message ?? '');
-}
-
-/** The feeds columns as the Feed model names them. */
-const FEED_COLUMNS = `id, user_id AS "userId", url, title, site_url AS "siteUrl", refresh_interval_minutes AS "refreshIntervalMinutes",
-  status, last_fetched_at AS "lastFetchedAt", next_refresh_at AS "nextRefreshAt", last_error AS "lastError",
-  error_count AS "errorCount", etag, last_modified AS "lastModified", article_count AS "articleCount",
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
+/** Deletes a feed's articles past the newest `$2` and lowers its count by as many, in one statement. */
+const TRIM_FEED = `
+WITH doomed AS (
+  SELECT id FROM articles WHERE feed_id = $1
+  ORDER BY published_at DESC NULLS LAST, id DESC
+  OFFSET $2
+), deleted AS (
+  DELETE FROM articles a USING doomed d WHERE a.id = d.id RETURNING 1
+)
+UPDATE feeds SET article_count = GREATEST(0, article_count - (SELECT count(*) FROM deleted)) WHERE id = $1
+RETURNING (SELECT count(*) FROM deleted)::int AS deleted`;
 
 export class ArticleStore {
   private readonly prisma: PrismaClient;
@@ -67,12 +56,7 @@ export class ArticleStore {
     this.pool = db.pool;
   }
 
-  async findFeed(feedId: number): Promise<Feed | null> {
-    const { rows } = await this.pool.query<Feed>({ name: 'feeds-find', text: `SELECT ${FEED_COLUMNS} FROM feeds WHERE id = $1`, values: [feedId] });
-    return rows[0] ?? null;
-  }
-
-  async upsertArticles(feed: Pick<Feed, 'id' | 'userId'>, articles: ParsedArticle[]): Promise<UpsertCounts> {
+  async upsert(feed: Pick<Feed, 'id' | 'userId'>, articles: ParsedArticle[]): Promise<UpsertCounts> {
     const counts: UpsertCounts = { inserted: 0, updated: 0, unchanged: 0 };
     for (let i = 0; i < articles.length; i += this.batchSize) {
       const batch = articles.slice(i, i + this.batchSize);
@@ -111,40 +95,58 @@ export class ArticleStore {
     return counts;
   }
 
-  /** A successful refresh: status ok, errors cleared, validators and counts updated. */
-  async recordSuccess(feed: Feed, facts: SuccessFacts): Promise<void> {
-    const { rowCount } = await this.pool.query({
-      name: 'feeds-record-success',
-      text: `UPDATE feeds SET status = 'ok', last_fetched_at = $2, next_refresh_at = $3, error_count = 0, last_error = NULL,
-        etag = $4, last_modified = $5, article_count = article_count + $6,
-        title = CASE WHEN title IS NULL AND $7::text IS NOT NULL THEN $7 ELSE title END,
-        site_url = COALESCE($8, site_url), updated_at = now()
-      WHERE id = $1`,
-      values: [feed.id, facts.fetchedAt, facts.nextRefreshAt, facts.etag, facts.lastModified, facts.inserted, facts.title, facts.siteUrl],
+  /** A feed's newest `limit` articles (published date, then id), when `userId` owns them. */
+  listOwned(userId: number, feedId: number, limit: number): Promise<Article[]> {
+    return this.prisma.article.findMany({
+      where: { feedId, userId },
+      orderBy: [{ publishedAt: { sort: 'desc', nulls: 'last' } }, { id: 'desc' }],
+      take: limit,
     });
-    if (!rowCount) throw new FeedGoneError(feed.id);
+  }
+
+  // --- the trim (trim-articles.ts) ---------------------------------------------------------
+
+  /** Feeds holding more than `keepPerFeed` articles (by their count), in id order. */
+  async feedsOver(keepPerFeed: number): Promise<number[]> {
+    const { rows } = await this.pool.query<{ id: number }>('SELECT id FROM feeds WHERE article_count > $1 ORDER BY id', [keepPerFeed]);
+    return rows.map((r) => r.id);
+  }
+
+  /** Deletes the feed's articles past the newest `keepPerFeed`, lowering its count by as many; returns how many. */
+  async trimFeed(feedId: number, keepPerFeed: number): Promise<number> {
+    const { rows } = await this.pool.query<{ deleted: number }>(TRIM_FEED, [feedId, keepPerFeed]);
+    return rows[0]?.deleted ?? 0;
+  }
+
+  // --- the clean-up (sanitize-stored-articles.ts) ------------------------------------------
+
+  /** Up to `limit` articles stored by a sanitizer older than `version`, in (version, id) order (an index serves it). */
+  async storedBefore(version: number, limit: number): Promise<StoredArticle[]> {
+    const { rows } = await this.pool.query<StoredArticle>({
+      name: 'feeds-sanitize-read',
+      text: `SELECT a.id::text AS id, a.title, a.author, a.summary, a.content, f.url AS feed_url
+      FROM articles a JOIN feeds f ON f.id = a.feed_id
+      WHERE a.sanitizer_version < $1 ORDER BY a.sanitizer_version, a.id LIMIT $2`,
+      values: [version, limit],
+    });
+    return rows;
   }
 
   /**
-   * A 304: the content is unchanged, so articles, ETag and Last-Modified stay; lastFetchedAt
-   * moves on (and a previous error is cleared, since the server answered).
+   * Writes cleaned texts and `version`, only to rows still below it (a refresh may have rewritten
+   * one meanwhile); `updated_at` moves only for rows whose text changed. Returns the rows written.
    */
-  async recordNotModified(feed: Feed, fetchedAt: Date, nextRefreshAt: Date): Promise<Feed> {
-    return this.prisma.feed.update({
-      where: { id: feed.id },
-      data: { lastFetchedAt: fetchedAt, nextRefreshAt, ...(feed.status !== 'ok' || feed.errorCount ? { status: 'ok', errorCount: 0, lastError: null } : {}) },
+  async rewriteSanitized(version: number, rows: { id: string; title: string | null; author: string | null; summary: string | null; content: string | null }[]): Promise<number> {
+    const result = await this.pool.query({
+      name: 'feeds-sanitize-write',
+      text: `UPDATE articles AS a SET title = u.title, author = u.author, summary = u.summary, content = u.content,
+        sanitizer_version = $1,
+        updated_at = CASE WHEN (a.title, a.author, a.summary, a.content) IS DISTINCT FROM (u.title, u.author, u.summary, u.content)
+          THEN now() ELSE a.updated_at END
+      FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(id, title, author, summary, content)
+      WHERE a.id = u.id AND a.sanitizer_version < $1`,
+      values: [version, rows.map((c) => c.id), rows.map((c) => c.title), rows.map((c) => c.author), rows.map((c) => c.summary), rows.map((c) => c.content)],
     });
-  }
-
-  /** A refresh that failed for good: status error, one more consecutive error, the reason. */
-  async recordFailure(feedId: number, lastError: string): Promise<Feed> {
-    return this.prisma.feed.update({
-      where: { id: feedId },
-      data: { status: 'error', errorCount: { increment: 1 }, lastError: lastError.slice(0, 2000) },
-    });
-  }
-
-  async setNextRefresh(feedId: number, at: Date): Promise<void> {
-    await this.prisma.feed.updateMany({ where: { id: feedId }, data: { nextRefreshAt: at } });
+    return result.rowCount ?? 0;
   }
 }

@@ -8,31 +8,9 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
 
-const acquireScript = new RedisScript(
-  'feed-lock-acquire',
-  `-- KEYS[1] lock key; ARGV[1] holder (job id), ARGV[2] ttl ms
--- Returns {1, holder} when ARGV[1] holds the lock now, {0, holder} when another job does.
-local current = redis.call('GET', KEYS[1])
-if not current then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return {1, ARGV[1]}
-end
-if current == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1, current}
-end
-return {0, current}`,
-);
+const acquireScript = RedisScript.load('feed-lock-acquire', new URL('./feed-lock-acquire.lua', import.meta.url), { keys: ['lock'], args: ['holder', 'ttlMs'] });
 
-const releaseScript = new RedisScript(
-  'feed-lock-release',
-  `-- KEYS[1] lock key; ARGV[1] holder (job id)
--- Deletes the lock only when ARGV[1] holds it. Returns 1 when released.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0`,
-);
+const releaseScript = RedisScript.load('feed-lock-release', new URL('./feed-lock-release.lua', import.meta.url), { keys: ['lock'], args: ['holder'] });
 
 export class FeedLock {
   constructor(
@@ -42,12 +20,12 @@ export class FeedLock {
   ) {}
 
   async acquire(feedId: number, holder: string): Promise<{ acquired: boolean; holder: string }> {
-    const [ok, current] = await acquireScript.run<[number, string]>(this.redis, [this.keys.feedLock(feedId)], [holder, this.ttlMs]);
+    const [ok, current] = await acquireScript.run<[number, string]>(this.redis, { lock: this.keys.feedLock(feedId) }, { holder, ttlMs: this.ttlMs });
     return { acquired: ok === 1, holder: current };
   }
 
   async release(feedId: number, holder: string): Promise<boolean> {
-    return (await releaseScript.run<number>(this.redis, [this.keys.feedLock(feedId)], [holder])) === 1;
+    return (await releaseScript.run<number>(this.redis, { lock: this.keys.feedLock(feedId) }, { holder })) === 1;
   }
 
   /** The job id holding the lock, or null. */

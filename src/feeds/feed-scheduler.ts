@@ -44,6 +44,7 @@ import type { Job, JobsOptions, Queue } from 'bullmq';
 import type { Config } from '../config/index.js';
 import type { RedisClient } from '../redis/connection.js';
 import { RedisScript } from '../redis/script.js';
+import { PENDING_STATES } from '../queues/job-states.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
 import type { DomainGate, HandOver } from './domain-gate.js';
@@ -58,8 +59,6 @@ export const FEED_BACKOFF = 'feed-refresh';
 /** A delayed job due later than its domain turn plus this is waiting for its schedule, not its turn. */
 const TURN_TOLERANCE_MS = 5_000;
 
-const PENDING_STATES = new Set(['delayed', 'waiting', 'prioritized', 'waiting-children']);
-
 export interface ScheduledTask {
   taskId: string;
   /** False when an existing job took the request (deduplicated). */
@@ -72,13 +71,7 @@ export interface TaskState {
   runAt: Date | null;
 }
 
-const clearStaleKeyScript = new RedisScript(
-  'feed-clear-stale-dedup',
-  `-- KEYS[1] BullMQ deduplication key; ARGV[1] the finished job id it should still name
--- Deletes the key only when it still names ARGV[1]. Returns 1 when deleted.
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`,
-);
+const clearStaleKeyScript = RedisScript.load('feed-clear-stale-dedup', new URL('./feed-clear-stale-dedup.lua', import.meta.url), { keys: ['dedup'], args: ['jobId'] });
 
 export function periodicDedupId(feedId: number): string {
   return `feed-${feedId}-periodic`;
@@ -215,7 +208,7 @@ export class FeedScheduler {
     if (owner) {
       const state = await this.queue.getJobState(owner);
       if (state === 'active' || PENDING_STATES.has(state)) return false;
-      await clearStaleKeyScript.run(this.deps.redis, [this.queue.toKey(`de:${dedupId}`)], [owner]);
+      await clearStaleKeyScript.run(this.deps.redis, { dedup: this.queue.toKey(`de:${dedupId}`) }, { jobId: owner });
     }
     return (await this.schedulePeriodic(feedId, delayMs)).created;
   }
@@ -230,7 +223,7 @@ export class FeedScheduler {
       if (!owner) continue;
       const job = await queue.getJob(owner);
       if (!job) {
-        await clearStaleKeyScript.run(this.deps.redis, [queue.toKey(`de:${dedupId}`)], [owner]);
+        await clearStaleKeyScript.run(this.deps.redis, { dedup: queue.toKey(`de:${dedupId}`) }, { jobId: owner });
         continue;
       }
       const state = await job.getState();
@@ -239,7 +232,7 @@ export class FeedScheduler {
         // to find the feed gone.
         await job.remove().catch(() => undefined);
       } else if (state !== 'active') {
-        await clearStaleKeyScript.run(this.deps.redis, [queue.toKey(`de:${dedupId}`)], [owner]);
+        await clearStaleKeyScript.run(this.deps.redis, { dedup: queue.toKey(`de:${dedupId}`) }, { jobId: owner });
       }
     }
   }

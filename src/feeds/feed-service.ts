@@ -5,14 +5,12 @@
  * A feed of another user is answered exactly like a missing one (404).
  */
 import type { Config } from '../config/index.js';
-import type { PrismaClient } from '../db/client.js';
 import { ConflictError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import type { Article, Feed } from '../generated/prisma/client.js';
 import { domainOf } from './domain-gate.js';
-import type { FeedServices } from './feed-services.js';
+import type { FeedServices } from './wiring.js';
 import { delayUntil, dueAfterIntervalChange, dueAt } from './next-refresh.js';
 import type { ParsedArticle } from './parse-feed.js';
-import { INTERACTIVE_TRANSACTION } from '../db/transaction-options.js';
 
 export interface FeedView {
   id: number;
@@ -83,61 +81,48 @@ export function articleView(a: Article): ArticleView {
   };
 }
 
-const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === 'P2002';
+export interface FeedServiceDeps {
+  services: FeedServices;
+  settings: Config['feeds'];
+}
 
 export class FeedService {
-  constructor(
-    private readonly deps: { prisma: PrismaClient; services: FeedServices; settings: Config['feeds'] },
-  ) {}
+  constructor(private readonly deps: FeedServiceDeps) {}
 
   private async own(userId: number, feedId: number, field: string): Promise<Feed> {
-    const feed = await this.deps.prisma.feed.findFirst({ where: { id: feedId, userId } });
+    const feed = await this.deps.services.feeds.findOwned(userId, feedId);
     if (!feed) throw new NotFoundError('feed_not_found', `no feed ${feedId}`, { field });
     return feed;
   }
 
   /**
    * Subscribes the user and schedules the first refresh now (the start of the periodic chain).
-   * A user has at most FEEDS_MAX_PER_USER feeds: the count and the insert run under a lock of the
-   * user's row, so parallel subscriptions cannot pass the limit together.
+   * A user has at most FEEDS_MAX_PER_USER feeds, however many subscriptions arrive at once
+   * (feed-store.ts).
    */
   async subscribe(userId: number, input: { url: string; title?: string | undefined; refreshIntervalMinutes?: number | undefined }): Promise<FeedView & { taskId: string }> {
-    const { prisma, services, settings } = this.deps;
-    let feed: Feed;
-    try {
-      feed = await prisma.$transaction(async (tx) => {
-        const owner = await tx.$queryRaw<{ id: number }[]>`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`;
-        if (!owner.length) throw new UnauthenticatedError('unknown_user', 'the token\'s user does not exist');
-        if ((await tx.feed.count({ where: { userId } })) >= settings.maxPerUser) {
-          throw new ConflictError('feed_limit_reached', `you have ${settings.maxPerUser} feeds, the most a user may have (FEEDS_MAX_PER_USER)`, { field: 'url' });
-        }
-        return tx.feed.create({
-          data: {
-            userId,
-            url: input.url,
-            title: input.title ?? null,
-            refreshIntervalMinutes: input.refreshIntervalMinutes ?? settings.defaultIntervalMinutes,
-            nextRefreshAt: new Date(),
-          },
-        });
-      }, INTERACTIVE_TRANSACTION);
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ConflictError('feed_exists', 'you already subscribe to this URL', { field: 'url' });
-      throw err;
-    }
+    const { services, settings } = this.deps;
+    const created = await services.feeds.createWithinLimit(
+      userId,
+      { url: input.url, title: input.title ?? null, refreshIntervalMinutes: input.refreshIntervalMinutes ?? settings.defaultIntervalMinutes, nextRefreshAt: new Date() },
+      settings.maxPerUser,
+    );
+    if (created.kind === 'unknown_user') throw new UnauthenticatedError('unknown_user', 'the token\'s user does not exist');
+    if (created.kind === 'limit_reached') throw new ConflictError('feed_limit_reached', `you have ${settings.maxPerUser} feeds, the most a user may have (FEEDS_MAX_PER_USER)`, { field: 'url' });
+    if (created.kind === 'exists') throw new ConflictError('feed_exists', 'you already subscribe to this URL', { field: 'url' });
+    const { feed } = created;
     try {
       const task = await services.scheduler.schedulePeriodic(feed.id, 0, { trigger: 'initial', domain: domainOf(feed.url) });
       return { ...feedView(feed), taskId: task.taskId };
     } catch (err) {
       // No subscription without its refresh chain: undo, and let the caller retry.
-      await prisma.feed.delete({ where: { id: feed.id } }).catch(() => undefined);
+      await services.feeds.delete(feed.id).catch(() => undefined);
       throw err;
     }
   }
 
   async list(userId: number): Promise<FeedView[]> {
-    const feeds = await this.deps.prisma.feed.findMany({ where: { userId }, orderBy: { id: 'asc' } });
-    return feeds.map(feedView);
+    return (await this.deps.services.feeds.listOwned(userId)).map(feedView);
   }
 
   async get(userId: number, feedId: number): Promise<FeedView> {
@@ -146,20 +131,17 @@ export class FeedService {
 
   /** Changes the title and/or the interval; a new interval moves the pending refresh now. */
   async update(userId: number, feedId: number, changes: { title?: string | null | undefined; refreshIntervalMinutes?: number | undefined }): Promise<FeedView> {
-    const { prisma, services, settings } = this.deps;
+    const { services, settings } = this.deps;
     const before = await this.own(userId, feedId, 'id');
-    let feed = await prisma.feed.update({
-      where: { id: feedId },
-      data: {
-        ...(changes.title !== undefined ? { title: changes.title } : {}),
-        ...(changes.refreshIntervalMinutes !== undefined ? { refreshIntervalMinutes: changes.refreshIntervalMinutes } : {}),
-      },
+    let feed = await services.feeds.update(feedId, {
+      ...(changes.title !== undefined ? { title: changes.title } : {}),
+      ...(changes.refreshIntervalMinutes !== undefined ? { refreshIntervalMinutes: changes.refreshIntervalMinutes } : {}),
     });
     if (changes.refreshIntervalMinutes !== undefined && changes.refreshIntervalMinutes !== before.refreshIntervalMinutes) {
       const now = new Date();
       const due = dueAfterIntervalChange(feed, before.refreshIntervalMinutes, settings.maxBackoffMinutes, now);
       await services.scheduler.schedulePeriodic(feedId, delayUntil(due, now), { reschedule: true, domain: domainOf(feed.url) });
-      feed = await prisma.feed.update({ where: { id: feedId }, data: { nextRefreshAt: due < now ? now : due } });
+      feed = await services.feeds.update(feedId, { nextRefreshAt: due < now ? now : due });
     }
     return feedView(feed);
   }
@@ -167,18 +149,13 @@ export class FeedService {
   /** Deletes the feed with its articles and removes its pending refreshes. */
   async remove(userId: number, feedId: number): Promise<void> {
     await this.own(userId, feedId, 'id');
-    await this.deps.prisma.feed.deleteMany({ where: { id: feedId, userId } });
+    await this.deps.services.feeds.deleteOwned(userId, feedId);
     await this.deps.services.scheduler.unschedule(feedId);
   }
 
   async articles(userId: number, feedId: number, limit: number): Promise<ArticleView[]> {
     await this.own(userId, feedId, 'id');
-    const rows = await this.deps.prisma.article.findMany({
-      where: { feedId, userId },
-      orderBy: [{ publishedAt: { sort: 'desc', nulls: 'last' } }, { id: 'desc' }],
-      take: limit,
-    });
-    return rows.map(articleView);
+    return (await this.deps.services.articles.listOwned(userId, feedId, limit)).map(articleView);
   }
 
   /**
@@ -187,7 +164,7 @@ export class FeedService {
    * refresh at last fetch + interval (0 for a new feed), `already_scheduled` when one is pending.
    */
   async requestRefresh(userId: number, feedId: number, force: boolean): Promise<ScheduleReply> {
-    const { scheduler, lock, store } = this.deps.services;
+    const { scheduler, lock, feeds } = this.deps.services;
     const feed = await this.own(userId, feedId, 'feed_id');
     const holder = await lock.holder(feedId);
     if (holder) return { task_id: holder, status: 'already_running', delay_seconds: 0 };
@@ -200,7 +177,7 @@ export class FeedService {
     const delay = delayUntil(dueAt(feed, now), now);
     const task = await scheduler.schedulePeriodic(feedId, delay, { domain: domainOf(feed.url) });
     if (!task.created) return this.existing(task.taskId);
-    await store.setNextRefresh(feedId, new Date(now.getTime() + delay));
+    await feeds.setNextRefresh(feedId, new Date(now.getTime() + delay));
     return { task_id: task.taskId, status: 'queued', delay_seconds: Math.ceil(delay / 1000) };
   }
 

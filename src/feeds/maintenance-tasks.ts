@@ -13,13 +13,13 @@
  */
 import type { PlatformContext } from '../context.js';
 import type { MaintenanceTask } from '../queues/maintenance-task.js';
-import { createFeedServices } from './feed-services.js';
+import { createFeedServices } from './wiring.js';
 import { reconcileChains } from './reconcile-chains.js';
 import { sanitizeStoredArticles } from './sanitize-stored-articles.js';
 import { trimArticles } from './trim-articles.js';
 
 export function feedMaintenanceTasks(ctx: Pick<PlatformContext, 'config' | 'db' | 'redis' | 'keys' | 'queues' | 'metrics'>): MaintenanceTask[] {
-  const { scheduler } = createFeedServices(ctx);
+  const { scheduler, feeds, articles } = createFeedServices(ctx);
   const settings = ctx.config.feeds;
   const trimmed = ctx.metrics.counter('wp_feed_articles_trimmed_total', 'Articles deleted by the trim task (older than the newest ARTICLES_KEEP_PER_FEED of their feed).');
   return [
@@ -28,7 +28,7 @@ export function feedMaintenanceTasks(ctx: Pick<PlatformContext, 'config' | 'db' 
       everyMs: settings.reconcileIntervalSeconds * 1000,
       runAtStart: true,
       run: async ({ job, signal, logger }) => {
-        const report = await reconcileChains({ prisma: ctx.db.prisma, scheduler, logger, signal });
+        const report = await reconcileChains({ feeds, scheduler, logger, signal });
         await job.log(`${report.checked} feeds checked, ${report.repaired} chains repaired${signal.aborted ? '; stopped early: the leader term ended' : ''}`);
         return report;
       },
@@ -37,7 +37,7 @@ export function feedMaintenanceTasks(ctx: Pick<PlatformContext, 'config' | 'db' 
       name: 'feeds-trim-articles',
       everyMs: settings.housekeepingIntervalSeconds * 1000,
       run: async ({ job, logger }) => {
-        const outcome = await trimArticles(ctx.db, settings.articlesKeepPerFeed);
+        const outcome = await trimArticles(articles, settings.articlesKeepPerFeed);
         trimmed.inc(outcome.deleted);
         if (outcome.deleted) logger.info(outcome, 'articles trimmed');
         await job.log(`${outcome.deleted} articles deleted past the newest ${settings.articlesKeepPerFeed} of each feed`);
@@ -49,7 +49,7 @@ export function feedMaintenanceTasks(ctx: Pick<PlatformContext, 'config' | 'db' 
       everyMs: 0,
       runAtStart: true,
       run: async ({ job, term, signal, logger }) => {
-        const outcome = await sanitizeStoredArticles({ pool: ctx.db.pool, batchSize: settings.sanitizeBatchSize, shouldContinue: () => !signal.aborted && term.isCurrent() });
+        const outcome = await sanitizeStoredArticles({ articles, batchSize: settings.sanitizeBatchSize, shouldContinue: () => !signal.aborted && term.isCurrent() });
         if (outcome.cleaned || !outcome.finished) logger.info(outcome, 'stored articles sanitized');
         await job.log(`${outcome.cleaned} articles cleaned${outcome.finished ? '' : '; stopped early: the leader term ended'}`);
         return outcome;

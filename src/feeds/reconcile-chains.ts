@@ -6,25 +6,20 @@
  * deduplication key is missing or names a finished job. `signal` (the leader's term ended) stops
  * it between feeds; the next run checks them all again.
  */
-import type { PrismaClient } from '../db/client.js';
 import type { Logger } from '../logging/logger.js';
 import type { FeedScheduler } from './feed-scheduler.js';
+import type { FeedStore } from './feed-store.js';
 import { delayUntil, dueAt } from './next-refresh.js';
 
 const PAGE = 500;
 
-export async function reconcileChains(deps: { prisma: PrismaClient; scheduler: FeedScheduler; logger: Logger; signal?: AbortSignal }): Promise<{ checked: number; repaired: number }> {
+export async function reconcileChains(deps: { feeds: Pick<FeedStore, 'schedulesAfter'>; scheduler: FeedScheduler; logger: Logger; signal?: AbortSignal }): Promise<{ checked: number; repaired: number }> {
   const started = performance.now();
   let cursor = 0;
   let checked = 0;
   let repaired = 0;
   while (!deps.signal?.aborted) {
-    const feeds = await deps.prisma.feed.findMany({
-      where: { id: { gt: cursor } },
-      orderBy: { id: 'asc' },
-      take: PAGE,
-      select: { id: true, refreshIntervalMinutes: true, errorCount: true, lastFetchedAt: true, nextRefreshAt: true },
-    });
+    const feeds = await deps.feeds.schedulesAfter(cursor, PAGE);
     if (feeds.length === 0) break;
     for (const feed of feeds) {
       if (deps.signal?.aborted) break;

@@ -17,7 +17,7 @@
  *      host actually requested. The wait is bounded by the time limit, not the fetch timeout.
  *   5. parse (parse-feed.ts) and upsert the first FEED_MAX_ITEMS_PER_DOCUMENT articles (at most
  *      ARTICLES_KEEP_PER_FEED) in batches (article-store.ts)
- *   6. record the outcome on the feed row
+ *   6. record the outcome on the feed row (feed-store.ts)
  *   7. release the lock, then ask for the next periodic refresh (feed-scheduler.ts)
  *
  * The lock is taken only with the domain's turn, so two jobs of one feed (one domain) meet at
@@ -48,13 +48,15 @@ import type { Config } from '../config/index.js';
 import type { Feed } from '../generated/prisma/client.js';
 import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 import { BlockedError, PermanentError, RetryableError, toError } from '../errors.js';
+import { withTimeout } from '../lib/timeout.js';
 import type { Logger } from '../logging/logger.js';
 import { isRedisConnectionError } from '../redis/connection.js';
 import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
-import { isFeedGone, type ArticleStore } from './article-store.js';
+import type { ArticleStore } from './article-store.js';
 import { domainOf, type DomainGate } from './domain-gate.js';
 import type { FeedLock } from './feed-lock.js';
 import type { FeedScheduler } from './feed-scheduler.js';
+import { isFeedGone, type FeedStore } from './feed-store.js';
 import { fetchFeed, type FetchFeedResult } from './fetch-feed.js';
 import { delayUntil, nextAfterFailure, nextAfterSuccess } from './next-refresh.js';
 import { parseFeedDocument } from './parse-feed.js';
@@ -95,7 +97,8 @@ export class FeedRetryError extends RetryableError {
 
 export interface RefreshDeps {
   settings: Config['feeds'];
-  store: ArticleStore;
+  feeds: FeedStore;
+  articles: ArticleStore;
   lock: FeedLock;
   gate: DomainGate;
   scheduler: FeedScheduler;
@@ -111,20 +114,9 @@ class TimeLimitError extends FeedRefreshError {
 }
 
 /** Runs `work` with an abort signal that fires, and a rejection, at the time limit. */
-async function withTimeLimit<T>(seconds: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+function withTimeLimit<T>(seconds: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new TimeLimitError(seconds));
-    }, seconds * 1000);
-  });
-  try {
-    return await Promise.race([work(controller.signal), limit]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return withTimeout(() => work(controller.signal), seconds * 1000, { error: () => new TimeLimitError(seconds), onExpire: () => controller.abort() });
 }
 
 /**
@@ -165,7 +157,7 @@ function ourSideDown(what: 'database' | 'redis', err: unknown): BlockedError {
 }
 
 export function createRefreshProcessor(deps: RefreshDeps) {
-  const { settings, store, lock, gate, scheduler, dispatcher } = deps;
+  const { settings, feeds, articles, lock, gate, scheduler, dispatcher } = deps;
   const maxRetryAfterMs = settings.maxBackoffMinutes * 60_000;
   const maxItems = Math.min(settings.maxItemsPerDocument, settings.articlesKeepPerFeed);
 
@@ -260,9 +252,9 @@ export function createRefreshProcessor(deps: RefreshDeps) {
     let feed: Feed | null;
     let domain = job.data.domain;
     if (domain) {
-      [feed] = await Promise.all([store.findFeed(feedId), takeTurn(job, domain)]);
+      [feed] = await Promise.all([feeds.find(feedId), takeTurn(job, domain)]);
     } else {
-      feed = await store.findFeed(feedId);
+      feed = await feeds.find(feedId);
       if (!feed) return done({ outcome: 'skipped', reason: 'feed_deleted' });
       domain = domainOf(feed.url);
       if (domain) await takeTurn(job, domain);
@@ -311,7 +303,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
           const now = new Date();
           next = nextAfterSuccess(now, current.refreshIntervalMinutes);
           if (fetched.kind === 'not_modified') {
-            await store.recordNotModified(current, now, next);
+            await feeds.recordNotModified(current, now, next);
             await report({ step: 'not_modified', httpStatus: 304, notModified: true, nextRefreshAt: next.toISOString() }, `304 not modified; next refresh at ${next.toISOString()}`);
             return { outcome: 'not_modified' as const, httpStatus: 304, nextRefreshAt: next.toISOString() };
           }
@@ -319,9 +311,9 @@ export function createRefreshProcessor(deps: RefreshDeps) {
           const parsed = parseFeedDocument(fetched.body, fetched.contentType, fetched.finalUrl, { contentLocation: fetched.contentLocation });
           // A document may list any number of items: only the first ones are stored (more than a
           // feed keeps would be deleted by the housekeeping again).
-          const articles = parsed.articles.slice(0, maxItems);
-          const counts = await store.upsertArticles(current, articles);
-          await store.recordSuccess(current, {
+          const stored = parsed.articles.slice(0, maxItems);
+          const counts = await articles.upsert(current, stored);
+          await feeds.recordSuccess(current, {
             fetchedAt: now,
             nextRefreshAt: next,
             etag: fetched.etag,
@@ -342,7 +334,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
             items: parsed.articles.length,
             ...counts,
             skippedItems: parsed.skipped,
-            truncatedItems: parsed.articles.length - articles.length,
+            truncatedItems: parsed.articles.length - stored.length,
             bytes: fetched.body.byteLength,
             nextRefreshAt: next.toISOString(),
           };
@@ -362,13 +354,13 @@ export function createRefreshProcessor(deps: RefreshDeps) {
         const summary = failure?.summary ?? INTERNAL_ERROR;
         if (!failure) ctx.logger.error({ feedId, err: toError(err).message }, 'feed refresh failed on our side; recorded as internal_error');
         try {
-          const failed = await store.recordFailure(feedId, summary).catch((e) => {
+          const failed = await feeds.recordFailure(feedId, summary).catch((e) => {
             if (isFeedGone(e)) return null;
             throw e;
           });
           if (!failed) return done({ outcome: 'skipped', reason: 'feed_deleted' });
           next = nextAfterFailure(new Date(), failed.refreshIntervalMinutes, failed.errorCount, settings.maxBackoffMinutes, failure?.details.retryAfterMs);
-          await store.setNextRefresh(feedId, next);
+          await feeds.setNextRefresh(feedId, next);
           deps.metrics?.refreshes.inc({ outcome: `failed_${failure?.failure ?? 'internal_error'}` });
           if (failure) ctx.logger.info({ feedId, failure: failure.failure, detail: failure.detail, errorCount: failed.errorCount, nextRefreshAt: next }, 'feed refresh failed');
           await report({ step: 'failed', error: summary, nextRefreshAt: next.toISOString() }, `failed for good: ${summary}; next refresh at ${next.toISOString()}`);

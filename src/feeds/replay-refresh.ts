@@ -14,7 +14,8 @@
  *
  * The dead job then leaves the failed set. The returned taskId is the job that carries the replay.
  */
-import type { PrismaClient } from '../db/client.js';
+import type { FeedStore } from './feed-store.js';
+import { QUEUED_STATES } from '../queues/job-states.js';
 import type { FeedScheduler } from './feed-scheduler.js';
 
 export interface RefreshReplay {
@@ -23,16 +24,13 @@ export interface RefreshReplay {
   taskId?: string;
 }
 
-const QUEUED = new Set(['waiting', 'prioritized', 'waiting-children']);
-
-export async function replayDeadRefresh(deps: { prisma: PrismaClient; scheduler: FeedScheduler }, jobId: string): Promise<RefreshReplay> {
+export async function replayDeadRefresh(deps: { feeds: Pick<FeedStore, 'exists'>; scheduler: FeedScheduler }, jobId: string): Promise<RefreshReplay> {
   const { scheduler } = deps;
   const job = await scheduler.queue.getJob(jobId);
   const state = job ? await job.getState() : 'unknown';
   if (!job || state !== 'failed') throw new Error(`job "${jobId}" of queue "feed-refresh" is ${state === 'unknown' ? 'not there' : state}, not failed`);
   const feedId = Number(job.data.feedId);
-  const feed = await deps.prisma.feed.findUnique({ where: { id: feedId }, select: { id: true } });
-  if (!feed) return { jobId, status: 'feed_gone' };
+  if (!(await deps.feeds.exists(feedId))) return { jobId, status: 'feed_gone' };
 
   let reply: RefreshReplay | undefined;
   for (let attempt = 0; attempt < 3 && !reply; attempt++) {
@@ -41,7 +39,7 @@ export async function replayDeadRefresh(deps: { prisma: PrismaClient; scheduler:
     if (owner && ownerState === 'delayed') {
       const promoted = await scheduler.queue.getJob(owner).then((j) => j?.promote().then(() => true, () => false));
       if (promoted) reply = { jobId, status: 'moved_forward', taskId: owner };
-    } else if (owner && QUEUED.has(ownerState)) reply = { jobId, status: 'already_queued', taskId: owner };
+    } else if (owner && QUEUED_STATES.has(ownerState)) reply = { jobId, status: 'already_queued', taskId: owner };
     else if (owner && ownerState === 'active') reply = { jobId, status: 'running', taskId: owner };
     else if (await scheduler.ensureChain(feedId, 0)) reply = { jobId, status: 'queued', taskId: (await scheduler.periodicTask(feedId)) ?? undefined };
   }

@@ -13,19 +13,19 @@ import { createOutboundDispatcher } from '../net/outbound-dispatcher.js';
 import { OutboundPolicy } from '../net/outbound-policy.js';
 import { createWorker } from '../queues/create-worker.js';
 import { FEED_BACKOFF } from './feed-scheduler.js';
-import { createFeedServices } from './feed-services.js';
+import { createFeedServices } from './wiring.js';
 import { createRefreshProcessor, FeedRetryError } from './refresh-feed.js';
 
 export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> {
   const settings = ctx.config.feeds;
-  const { store, lock, gate, scheduler } = createFeedServices(ctx);
+  const { feeds, articles, lock, gate, scheduler } = createFeedServices(ctx);
   const metrics = {
     refreshes: ctx.metrics.counter('wp_feed_refreshes_total', 'Feed refreshes by outcome (refreshed, not_modified, skipped_*, failed_<class>).', ['outcome']),
     articles: ctx.metrics.counter('wp_feed_articles_upserted_total', 'Articles inserted or changed by feed refreshes.'),
   };
 
   const dispatcher = createOutboundDispatcher(OutboundPolicy.fromEntries(ctx.config.outbound.allow));
-  const processor = createRefreshProcessor({ settings, store, lock, gate, scheduler, dispatcher, metrics });
+  const processor = createRefreshProcessor({ settings, feeds, articles, lock, gate, scheduler, dispatcher, metrics });
   const worker = createWorker(ctx, 'feedRefresh', processor, {
     concurrency: settings.concurrency,
     bullmq: {

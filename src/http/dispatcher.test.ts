@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Revocation } from '../auth/revocation.js';
+import { Revocation } from '../revocation/revocation.js';
 import { NotFoundError, UnauthenticatedError } from '../errors.js';
 import { Metrics } from '../metrics/metrics.js';
 import type { Authenticate } from './authenticate.js';

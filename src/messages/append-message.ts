@@ -11,14 +11,14 @@
  *   4. only when neither the buffer nor the DB took the message does the request fail (503), and
  *      the entry is taken back out of the list.
  *
- * With a `revocation` (src/auth/revocation.ts) the cache append and the buffer push each check the
+ * With a `revocation` (src/revocation/revocation.ts) the cache append and the buffer push each check the
  * caller's credential first, so a logged-out session or a changed credential writes nothing (401)
  * at no extra round trip; when Redis cannot take the push, the credential is checked on its own
  * before the DB write. A cache append that could not confirm the credential (its state was not in
  * Redis) is left to the cache repair, like a failed one, while the push makes the full check.
  */
 import type { Counter } from 'prom-client';
-import { isRevokedReply, isUncheckedReply, type Revocation } from '../auth/revocation.js';
+import { isRevokedReply, isUncheckedReply, type Revocation } from '../revocation/revocation.js';
 import { DependencyDownError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptedMessage, MessageRole } from '../queues/payloads/messages.js';

@@ -3,24 +3,20 @@
  * command timeouts; reference 4.4). A session always uses the same connection, so the commands
  * of one process for one session reach Redis in the order they were issued.
  */
-import { waitForReady, type RedisClient } from '../redis/connection.js';
+import { FirstConnect } from '../lib/first-connect.js';
+import type { RedisClient } from '../redis/connection.js';
 import { sessionHash } from './session-hash.js';
 
 export class MessageConnections {
-  /** Connections that have not been ready yet (first connect of a new process). */
-  private readonly connecting = new Map<RedisClient, Promise<void>>();
+  /** The first connect of each connection (a new process's). */
+  private readonly firstConnects: FirstConnect[];
 
   constructor(
     private readonly clients: RedisClient[],
     firstConnectTimeoutMs: number,
   ) {
     if (clients.length === 0) throw new Error('MessageConnections needs at least one Redis connection');
-    for (const client of clients) {
-      if (client.status === 'ready') continue;
-      const first = waitForReady(client, firstConnectTimeoutMs).finally(() => this.connecting.delete(client));
-      first.catch(() => undefined);
-      this.connecting.set(client, first);
-    }
+    this.firstConnects = clients.map((client) => new FirstConnect(client, firstConnectTimeoutMs));
   }
 
   /**
@@ -29,9 +25,10 @@ export class MessageConnections {
    * promise on the usual path, so the caller writes its command in the same step.
    */
   forSession(sessionId: string): RedisClient | Promise<RedisClient> {
-    const client = this.clients.length === 1 ? this.clients[0]! : this.clients[sessionHash(sessionId) % this.clients.length]!;
-    const first = this.connecting.get(client);
-    return first ? first.then(() => client, () => client) : client;
+    const i = this.clients.length === 1 ? 0 : sessionHash(sessionId) % this.clients.length;
+    const client = this.clients[i]!;
+    const first = this.firstConnects[i]!.whenReady();
+    return first ? first.then(() => client) : client;
   }
 
   /** True once the connections were closed (the process is shutting down). */

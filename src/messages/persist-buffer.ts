@@ -15,7 +15,7 @@
  * the buffer empty (RPUSH answers 1) and triggers a new drain: nothing waits for the sweep except
  * after a crash or a lost trigger.
  */
-import { guardedArgs, guardedKeys, revocationGuardLua, type Revocation } from '../auth/revocation.js';
+import { guardTail, revocationGuardLua, type Revocation } from '../revocation/revocation.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
@@ -23,50 +23,13 @@ import type { AcceptedMessage } from '../queues/payloads/messages.js';
 import { onSessionConnection, type MessageConnections } from './message-connections.js';
 import { sessionHash } from './session-hash.js';
 
-const PUSH = new RedisScript(
-  'message-persist-push',
-  `-- KEYS[1]  the buffer
--- KEYS[2], KEYS[3] (optional) the caller's logout blacklist key and credential state key: the REVOKED
---          or UNCHECKED error and no push unless the first is absent and the second holds ARGV[2]
--- ARGV[1]  the message   ARGV[2] (with KEYS[2]) the caller's credential state
--- Returns the buffer's length after the push (1: it was empty).
-${revocationGuardLua(2)}
-return redis.call('RPUSH', KEYS[1], ARGV[1])`,
-);
+const PUSH = RedisScript.load('message-persist-push', new URL('./message-persist-push.lua', import.meta.url), { keys: ['buffer'], args: ['message'] }, { revocationGuard: revocationGuardLua(2) });
 
-const CLAIM = new RedisScript(
-  'message-persist-claim',
-  `-- KEYS[1]  the buffer        KEYS[2]  its lease
--- ARGV[1]  the drain's token  ARGV[2]  lease in ms  ARGV[3]  batch size
--- Returns false when another drain holds the lease; else the head batch (empty: lease dropped).
-local holder = redis.call('GET', KEYS[2])
-if holder and holder ~= ARGV[1] then return false end
-local batch = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
-if #batch == 0 then
-  redis.call('DEL', KEYS[2])
-else
-  redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-end
-return batch`,
-);
+const CLAIM = RedisScript.load('message-persist-claim', new URL('./message-persist-claim.lua', import.meta.url), { keys: ['buffer', 'lease'], args: ['token', 'leaseMs', 'batchSize'] });
 
-const REMOVE = new RedisScript(
-  'message-persist-remove',
-  `-- KEYS[1]  the buffer        KEYS[2]  its lease
--- ARGV[1]  the drain's token  ARGV[2]  entries written (the head of the buffer)
--- Removes them when the lease is still this drain's: 1; else 0 (the new holder writes them again).
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-redis.call('LTRIM', KEYS[1], tonumber(ARGV[2]), -1)
-return 1`,
-);
+const REMOVE = RedisScript.load('message-persist-remove', new URL('./message-persist-remove.lua', import.meta.url), { keys: ['buffer', 'lease'], args: ['token', 'written'] });
 
-const RELEASE = new RedisScript(
-  'message-persist-release',
-  `-- KEYS[1]  the lease   ARGV[1]  the drain's token
--- Drops the lease when it is this drain's.
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`,
-);
+const RELEASE = RedisScript.load('message-persist-release', new URL('./message-persist-release.lua', import.meta.url), { keys: ['lease'], args: ['token'] });
 
 export interface PersistBufferSettings {
   persistShards: number;
@@ -91,24 +54,24 @@ export class PersistBuffer {
    * logged out (cannot confirm the caller's credential).
    */
   push(connections: MessageConnections, message: AcceptedMessage, revocation?: Revocation): Promise<boolean> {
-    const keys = guardedKeys([this.keys.messagePersistBuffer(this.shardOf(message.sessionId))], revocation);
-    const args = guardedArgs([JSON.stringify(message)], revocation);
-    return onSessionConnection(connections, message.sessionId, async (client) => (await PUSH.run<number>(client, keys, args)) === 1);
+    const buffer = this.keys.messagePersistBuffer(this.shardOf(message.sessionId));
+    const guard = guardTail(revocation);
+    return onSessionConnection(connections, message.sessionId, async (client) => (await PUSH.run<number>(client, { buffer }, { message: JSON.stringify(message) }, guard)) === 1);
   }
 
   /** The head batch for a drain holding (or taking) the lease; null when another drain holds it. */
   claim(redis: RedisClient, shard: number, token: string): Promise<string[] | null> {
     const { persistBatch, persistLockMs } = this.settings;
-    return CLAIM.run<string[] | null>(redis, this.shardKeys(shard), [token, persistLockMs, persistBatch]);
+    return CLAIM.run<string[] | null>(redis, this.shardKeys(shard), { token, leaseMs: persistLockMs, batchSize: persistBatch });
   }
 
   /** Removes `count` written entries from the head; false when the lease was lost meanwhile. */
   async remove(redis: RedisClient, shard: number, token: string, count: number): Promise<boolean> {
-    return (await REMOVE.run<number>(redis, this.shardKeys(shard), [token, count])) === 1;
+    return (await REMOVE.run<number>(redis, this.shardKeys(shard), { token, written: count })) === 1;
   }
 
   async release(redis: RedisClient, shard: number, token: string): Promise<void> {
-    await RELEASE.run(redis, [this.keys.messagePersistLock(shard)], [token]);
+    await RELEASE.run(redis, { lease: this.keys.messagePersistLock(shard) }, { token });
   }
 
   /** Sets aside entries the DB refused one by one, with the reason. */
@@ -126,7 +89,7 @@ export class PersistBuffer {
     return Promise.all(Array.from({ length: this.settings.persistShards }, (_, s) => redis.llen(this.keys.messagePersistBuffer(s))));
   }
 
-  private shardKeys(shard: number): string[] {
-    return [this.keys.messagePersistBuffer(shard), this.keys.messagePersistLock(shard)];
+  private shardKeys(shard: number): { buffer: string; lease: string } {
+    return { buffer: this.keys.messagePersistBuffer(shard), lease: this.keys.messagePersistLock(shard) };
   }
 }

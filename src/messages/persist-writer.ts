@@ -14,13 +14,14 @@
  * the drain's ON CONFLICT DO NOTHING skips.
  */
 import type { Counter } from 'prom-client';
-import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../auth/revocation.js';
+import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../revocation/revocation.js';
 import { toError, UnauthenticatedError } from '../errors.js';
+import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import type { AcceptedMessage } from '../queues/payloads/messages.js';
 import type { QueueRegistry } from '../queues/registry.js';
-import { TrailingThrottle } from '../queues/trailing-throttle.js';
-import { GroupCommit } from './group-commit.js';
+import { TrailingThrottle } from '../lib/trailing-throttle.js';
+import { GroupCommit } from '../lib/group-commit.js';
 import type { MessageConnections } from './message-connections.js';
 import type { MessageStore } from './message-store.js';
 import type { PersistBuffer } from './persist-buffer.js';
@@ -38,7 +39,7 @@ export class PersistWriter {
   private readonly direct: GroupCommit<AcceptedMessage>;
   /** At most one drain job per buffer and MESSAGE_PERSIST_TRIGGER_MS, the last push always followed by one. */
   private readonly triggers: TrailingThrottle;
-  private redisDown = false;
+  private readonly bufferOutage: OutageLog<Error>;
 
   constructor(
     private readonly deps: {
@@ -52,6 +53,10 @@ export class PersistWriter {
     },
   ) {
     this.triggers = new TrailingThrottle(deps.settings.persistTriggerMs);
+    this.bufferOutage = new OutageLog({
+      began: (err) => deps.logger.warn({ err: err.message }, 'persist buffer unavailable; writing accepted messages straight to the DB'),
+      ended: () => deps.logger.info('persist buffer reachable again; messages are written behind again'),
+    });
     this.direct = new GroupCommit({
       maxItems: deps.settings.persistBatch,
       parallel: deps.settings.persistParallel,
@@ -70,7 +75,7 @@ export class PersistWriter {
    * full check and is sent again.
    */
   async persist(message: AcceptedMessage, revocation?: Revocation): Promise<Durability> {
-    const { buffer, connections, logger, accepted } = this.deps;
+    const { buffer, connections, accepted } = this.deps;
     let wasEmpty: boolean;
     try {
       wasEmpty = await runGuarded(revocation, () => buffer.push(connections, message, revocation));
@@ -79,14 +84,12 @@ export class PersistWriter {
       if (err instanceof UnauthenticatedError) throw err;
       // The credential was not checked with the push: it is checked on its own before the DB takes the message.
       await revocation?.check();
-      if (!this.redisDown) logger.warn({ err: toError(err).message }, 'persist buffer unavailable; writing accepted messages straight to the DB');
-      this.redisDown = true;
+      this.bufferOutage.failure(toError(err));
       await this.direct.submit([message]);
       accepted.inc({ path: 'direct' });
       return 'stored';
     }
-    if (this.redisDown) logger.info('persist buffer reachable again; messages are written behind again');
-    this.redisDown = false;
+    this.bufferOutage.success();
     accepted.inc({ path: 'buffer' });
     if (wasEmpty) this.trigger(buffer.shardOf(message.sessionId));
     return 'buffered';

@@ -7,12 +7,12 @@
  * Every answer moves the sequence clock past the newest message it returns, so a message written
  * after a read sorts after everything the read showed.
  *
- * A `revocation` (src/auth/revocation.ts) is checked in the cache read itself (a read that could
+ * A `revocation` (src/revocation/revocation.ts) is checked in the cache read itself (a read that could
  * not confirm the credential makes the full check and reads again); when the cache is not read or
  * the read failed, on its own before the DB is asked.
  */
 import type { Counter } from 'prom-client';
-import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../auth/revocation.js';
+import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../revocation/revocation.js';
 import { UnauthenticatedError } from '../errors.js';
 import type { CacheFill } from './cache-fill.js';
 import type { CacheRepair } from './cache-repair.js';

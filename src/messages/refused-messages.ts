@@ -13,22 +13,7 @@ import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
 
 /** Puts every refused entry of one buffer back into the buffer, in order. */
-const REQUEUE = new RedisScript(
-  'message-refused-requeue',
-  `-- KEYS[1] the buffer's refused list   KEYS[2] the buffer
--- Returns how many entries went back into the buffer (each refused element is {"entry","error"} JSON).
-local items = redis.call('LRANGE', KEYS[1], 0, -1)
-local moved = 0
-for _, item in ipairs(items) do
-  local ok, d = pcall(cjson.decode, item)
-  if ok and type(d) == 'table' and type(d.entry) == 'string' then
-    redis.call('RPUSH', KEYS[2], d.entry)
-    moved = moved + 1
-    redis.call('LREM', KEYS[1], 1, item)
-  end
-end
-return moved`,
-);
+const REQUEUE = RedisScript.load('message-refused-requeue', new URL('./message-refused-requeue.lua', import.meta.url), { keys: ['refused', 'buffer'], args: [] });
 
 export interface RefusedMessage {
   shard: number;
@@ -86,7 +71,7 @@ export class RefusedMessages {
   async requeue(): Promise<{ shard: number; requeued: number }[]> {
     const out: { shard: number; requeued: number }[] = [];
     for (const s of this.shardList()) {
-      const n = await REQUEUE.run<number>(this.redis, [this.keys.messagePersistDead(s), this.keys.messagePersistBuffer(s)]);
+      const n = await REQUEUE.run<number>(this.redis, { refused: this.keys.messagePersistDead(s), buffer: this.keys.messagePersistBuffer(s) }, {});
       if (n > 0) out.push({ shard: s, requeued: n });
     }
     return out;

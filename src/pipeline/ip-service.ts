@@ -4,18 +4,18 @@
  * activated → first crawl scheduled; deactivated or deleted → pending crawl removed; weight
  * changed → interval recomputed and the pending crawl moved.
  */
-import type { Database } from '../db/client.js';
 import { InvalidStateError, NotFoundError } from '../errors.js';
 import type { Ip } from '../generated/prisma/client.js';
 import { intervalSeconds } from './crawl-interval.js';
-import { ipView, listItems, loadIpDetail, loadLeaderboard, LEADERBOARD_DEPTH, type LeaderboardType } from './ip-queries.js';
+import { ipView, LEADERBOARD_DEPTH, type LeaderboardType } from './ip-queries.js';
+import type { IpStore } from './ip-store.js';
 import type { PipelineCaches } from './pipeline-caches.js';
 import type { CrawlNowStatus, CrawlScheduler } from './scheduling/crawl-scheduler.js';
 import { plannedDue } from './scheduling/due-times.js';
 import type { PipelineSettings } from './settings.js';
 
 export interface IpServiceDeps {
-  db: Database;
+  ips: IpStore;
   scheduler: CrawlScheduler;
   caches: PipelineCaches;
   settings: PipelineSettings;
@@ -32,32 +32,26 @@ export class IpService {
   constructor(private readonly deps: IpServiceDeps) {}
 
   private async find(id: number): Promise<Ip> {
-    const ip = await this.deps.db.prisma.ip.findUnique({ where: { id } });
+    const ip = await this.deps.ips.find(id);
     if (!ip) throw new NotFoundError('ip_not_found', `no IP with id ${id}`, { field: 'id' });
     return ip;
   }
 
   async create(input: { name: string; keyword: string; weight?: number }) {
     const weight = input.weight ?? 1;
-    const ip = await this.deps.db.prisma.ip.create({
-      data: { name: input.name, keyword: input.keyword, weight, intervalSeconds: intervalSeconds(weight, this.deps.settings) },
-    });
+    const ip = await this.deps.ips.create({ name: input.name, keyword: input.keyword, weight, intervalSeconds: intervalSeconds(weight, this.deps.settings) });
     await this.deps.scheduler.scheduleMany([{ id: ip.id, keyword: ip.keyword, dueAt: Date.now() }]);
     return this.withCrawl(await this.find(ip.id));
   }
 
   async list(q: { active?: boolean; limit: number; offset: number }) {
-    const where = q.active === undefined ? {} : { active: q.active };
-    const [rows, total] = await Promise.all([
-      this.deps.db.prisma.ip.findMany({ where, orderBy: { id: 'asc' }, take: q.limit, skip: q.offset }),
-      this.deps.db.prisma.ip.count({ where }),
-    ]);
+    const { rows, total } = await this.deps.ips.list(q);
     return { total, ips: rows.map(ipView) };
   }
 
   /** The cached detail plus the live state of the IP's current crawl. */
   async detail(id: number) {
-    const { value, cached } = await this.deps.caches.ipDetail(id, () => loadIpDetail(this.deps.db, id));
+    const { value, cached } = await this.deps.caches.ipDetail(id, () => this.deps.ips.detail(id));
     if (!value) throw new NotFoundError('ip_not_found', `no IP with id ${id}`, { field: 'id' });
     return { body: { ...value, currentCrawl: await this.deps.scheduler.currentCrawl(id).catch(() => null) }, cached };
   }
@@ -68,16 +62,13 @@ export class IpService {
     const weight = patch.weight ?? before.weight;
     const interval = intervalSeconds(weight, settings);
     const active = patch.active ?? before.active;
-    const ip = await this.deps.db.prisma.ip.update({
-      where: { id },
-      data: {
-        ...(patch.name !== undefined ? { name: patch.name } : {}),
-        ...(patch.keyword !== undefined ? { keyword: patch.keyword } : {}),
-        weight,
-        intervalSeconds: interval,
-        active,
-        ...(active ? {} : { nextCrawlAt: null }),
-      },
+    const ip = await this.deps.ips.update(id, {
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.keyword !== undefined ? { keyword: patch.keyword } : {}),
+      weight,
+      intervalSeconds: interval,
+      active,
+      ...(active ? {} : { nextCrawlAt: null }),
     });
     if (!active && before.active) {
       await scheduler.unschedule(id);
@@ -97,7 +88,7 @@ export class IpService {
   async remove(id: number): Promise<void> {
     await this.find(id);
     // Row first, chain second: reconciliation releases the entry of a missing IP if we die in between.
-    await this.deps.db.prisma.ip.deleteMany({ where: { id } });
+    await this.deps.ips.delete(id);
     await this.deps.scheduler.unschedule(id);
     await Promise.all([this.deps.caches.invalidateIp(id), this.deps.caches.invalidateLeaderboards()]);
   }
@@ -115,11 +106,11 @@ export class IpService {
 
   async items(id: number, q: { status?: 'on_sale' | 'sold'; limit: number; offset: number }) {
     await this.find(id);
-    return { ipId: id, ...(q.status ? { status: q.status } : {}), ...(await listItems(this.deps.db, id, q)) };
+    return { ipId: id, ...(q.status ? { status: q.status } : {}), ...(await this.deps.ips.items(id, q)) };
   }
 
   async leaderboard(type: LeaderboardType, hours: number, limit: number) {
-    const { value, cached } = await this.deps.caches.leaderboard(type, hours, () => loadLeaderboard(this.deps.db, type, hours));
+    const { value, cached } = await this.deps.caches.leaderboard(type, hours, () => this.deps.ips.leaderboard(type, hours));
     return { body: { type, hours, entries: value.slice(0, Math.min(limit, LEADERBOARD_DEPTH)) }, cached };
   }
 

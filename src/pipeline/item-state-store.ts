@@ -15,27 +15,7 @@ import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
 import { parseStoredState, type StoredItemState } from './state-machine.js';
 
-const writeStates = new RedisScript(
-  'item-state-write',
-  `-- KEYS: the item hashes of one batch (one IP, one hash slot)
--- ARGV[1] seen at (epoch ms), ARGV[2] TTL on sale (s), ARGV[3] TTL sold (s)
--- ARGV[3 + 2i - 1], ARGV[3 + 2i]: status and price of KEYS[i]
--- Returns the number of hashes written
-local seen = tonumber(ARGV[1])
-local written = 0
-for i, key in ipairs(KEYS) do
-  local status = ARGV[2 + 2 * i]
-  local price = ARGV[3 + 2 * i]
-  local stored = redis.call('HMGET', key, 'first_seen', 'last_seen')
-  local last = tonumber(stored[2])
-  if not last or last <= seen then
-    redis.call('HSET', key, 'status', status, 'price', price, 'first_seen', stored[1] or ARGV[1], 'last_seen', ARGV[1])
-    redis.call('EXPIRE', key, status == 'sold' and ARGV[3] or ARGV[2])
-    written = written + 1
-  end
-end
-return written`,
-);
+const writeStates = RedisScript.load('item-state-write', new URL('./item-state-write.lua', import.meta.url), { keys: [], args: ['seenAt', 'ttlOnSaleSeconds', 'ttlSoldSeconds'] });
 
 export interface ItemStateStoreOptions {
   batchSize: number;
@@ -74,8 +54,9 @@ export class ItemStateStore {
       const batch = items.slice(i, i + this.options.batchSize);
       written += await writeStates.run<number>(
         this.redis,
-        batch.map((item) => this.keys.itemState(ipId, item.sourceId)),
-        [seenAt, ttlOnSaleSeconds, ttlSoldSeconds, ...batch.flatMap((item) => [item.status, item.price])],
+        {},
+        { seenAt, ttlOnSaleSeconds, ttlSoldSeconds },
+        { keys: batch.map((item) => this.keys.itemState(ipId, item.sourceId)), args: batch.flatMap((item) => [item.status, item.price]) },
       );
     }
     return written;

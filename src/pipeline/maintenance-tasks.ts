@@ -11,9 +11,10 @@
  * Both stop early when the leader's term ends (the next leader's runs finish the work).
  */
 import type { PlatformContext } from '../context.js';
-import type { Database } from '../db/client.js';
 import type { MaintenanceTask } from '../queues/maintenance-task.js';
-import { createScheduler, type PipelineContext } from './components.js';
+import { createScheduler, type PipelineContext } from './wiring.js';
+import { IpStore } from './ip-store.js';
+import { ResultStore } from './result-store.js';
 import { schedulerMetrics } from './scheduling/backpressure-loop.js';
 import { reconcile } from './scheduling/reconcile.js';
 
@@ -21,15 +22,12 @@ const TRIM_BATCH = 10_000;
 const TRIM_MAX_BATCHES = 100;
 
 /** processed_results only has to outlive any re-delivery; trimmed in bounded batches. Returns the rows deleted. */
-export async function dropOldProcessedResults(db: Database, retentionDays: number, signal?: AbortSignal): Promise<number> {
+export async function dropOldProcessedResults(results: Pick<ResultStore, 'dropProcessedBefore'>, retentionDays: number, signal?: AbortSignal): Promise<number> {
   const before = new Date(Date.now() - retentionDays * 86_400_000);
   let deleted = 0;
   for (let round = 0; round < TRIM_MAX_BATCHES && !signal?.aborted; round++) {
-    const { rowCount } = await db.pool.query(
-      `DELETE FROM processed_results WHERE task_id IN (SELECT task_id FROM processed_results WHERE processed_at < $1 LIMIT ${TRIM_BATCH})`,
-      [before],
-    );
-    deleted += rowCount ?? 0;
+    const rowCount = await results.dropProcessedBefore(before, TRIM_BATCH);
+    deleted += rowCount;
     if (!rowCount || rowCount < TRIM_BATCH) break;
   }
   return deleted;
@@ -38,6 +36,8 @@ export async function dropOldProcessedResults(db: Database, retentionDays: numbe
 export function crawlMaintenanceTasks(ctx: PipelineContext & Pick<PlatformContext, 'metrics'>): MaintenanceTask[] {
   const s = ctx.config.pipeline;
   const scheduler = createScheduler(ctx);
+  const ips = new IpStore(ctx.db);
+  const results = new ResultStore(ctx.db.pool);
   const { reconciled } = schedulerMetrics(ctx.metrics);
   return [
     {
@@ -46,7 +46,7 @@ export function crawlMaintenanceTasks(ctx: PipelineContext & Pick<PlatformContex
       runAtStart: true,
       run: async ({ job, signal, logger }) => {
         // Every crawl it adds is delayed at least one tick, so the backpressure loop sees it before BullMQ promotes it.
-        const report = await reconcile({ scheduler, db: ctx.db, redis: ctx.redis, logger, spreadSeconds: s.spreadSeconds, leadMs: s.tickMs, signal });
+        const report = await reconcile({ scheduler, ips, redis: ctx.redis, logger, spreadSeconds: s.spreadSeconds, leadMs: s.tickMs, signal });
         for (const action of ['scheduled', 'reAdded', 'advanced', 'orphansRemoved', 'released'] as const) {
           if (report[action]) reconciled.inc({ action }, report[action]);
         }
@@ -60,7 +60,7 @@ export function crawlMaintenanceTasks(ctx: PipelineContext & Pick<PlatformContex
       name: 'processed-results-trim',
       everyMs: s.reconcileIntervalSeconds * 1000,
       run: async ({ job, signal }) => {
-        const deleted = await dropOldProcessedResults(ctx.db, s.processedRetentionDays, signal);
+        const deleted = await dropOldProcessedResults(results, s.processedRetentionDays, signal);
         await job.log(`${deleted} processed task ids older than ${s.processedRetentionDays} days deleted`);
         return { deleted };
       },

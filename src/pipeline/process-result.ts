@@ -6,7 +6,7 @@
  *                    first-crawl detection inside the transaction (first-crawl.ts): a baseline
  *                    crawl is recorded (hashes, snapshots, times) and counts nothing
  *   3. persist       one DB transaction: processed_results row, snapshots, hourly stats,
- *      4. alerts     alerts and                                    (persist-result.ts)
+ *      4. alerts     alerts and                                    (result-store.ts)
  *      5. weight     the IP's new weight, interval, lastCrawledAt and nextCrawlAt
  *   then, outside the transaction and safe to repeat:
  *      item hashes written (replay-safe script), next crawl scheduled (closed loop: the chain
@@ -19,13 +19,13 @@
  * behind: the Redis hashes are written only after it, so the re-run sees the same old states
  * and computes the same transitions.
  */
-import type { Database } from '../db/client.js';
 import type { Logger } from '../logging/logger.js';
 import type { CrawlResultPayload } from '../queues/payloads/crawl.js';
 import { type AlertCandidate } from './alert-rules.js';
 import { NOTHING_COUNTED } from './first-crawl.js';
 import type { ItemStateStore } from './item-state-store.js';
-import { persistResult, type PersistRules } from './persist-result.js';
+import type { IpStore } from './ip-store.js';
+import type { PersistRules, ResultStore } from './result-store.js';
 import type { PipelineCaches } from './pipeline-caches.js';
 import type { CrawlScheduler } from './scheduling/crawl-scheduler.js';
 import { dedupeItems, summarize, transition, type TransitionCounts } from './state-machine.js';
@@ -55,7 +55,8 @@ export interface ResultOutcome {
 }
 
 export interface ResultPipelineDeps {
-  db: Database;
+  results: ResultStore;
+  ips: IpStore;
   states: ItemStateStore;
   scheduler: CrawlScheduler;
   caches: PipelineCaches;
@@ -75,17 +76,16 @@ export class ResultPipeline {
   }
 
   private async run(result: CrawlResultPayload): Promise<ResultOutcome> {
-    const { db, states, scheduler, caches } = this.deps;
+    const { results, states, scheduler, caches } = this.deps;
     const { taskId, ipId } = result;
     const crawledAt = Date.parse(result.crawledAt);
     const items = dedupeItems(result.items);
 
-    const seenBefore = await db.prisma.processedResult.findUnique({ where: { taskId }, select: { taskId: true } });
-    if (!seenBefore) {
+    if (!(await results.wasProcessed(taskId))) {
       const stored = await states.read(ipId, items);
       const entries = items.map((item, i) => ({ item, transition: transition(stored[i] ?? null, item, crawledAt) }));
       const summary = summarize(entries);
-      const persisted = await persistResult(db.pool, { taskId, ipId, crawledAt, items: entries, summary }, this.deps.rules);
+      const persisted = await results.persist({ taskId, ipId, crawledAt, items: entries, summary }, this.deps.rules);
 
       if (persisted.kind === 'ip_missing') {
         await scheduler.chain.release(ipId, taskId);
@@ -120,9 +120,9 @@ export class ResultPipeline {
 
   /** The idempotent steps after the commit, for a result whose effects are already persisted. */
   private async replay(result: CrawlResultPayload, itemCount: number): Promise<ResultOutcome> {
-    const { db, states, scheduler, caches } = this.deps;
+    const { ips, states, scheduler, caches } = this.deps;
     const { taskId, ipId } = result;
-    const ip = await db.prisma.ip.findUnique({ where: { id: ipId } });
+    const ip = await ips.find(ipId);
     if (!ip) {
       await scheduler.chain.release(ipId, taskId);
       return { taskId, ipId, status: 'skipped', items: itemCount };

@@ -1,15 +1,15 @@
 /**
  * The pipeline role: the `crawl-result` worker (the parents of the crawls' flows, PIPELINE_CONCURRENCY
- * at once) and, on the leader of the `crawl-scheduler` work, the backpressure loop. The crawl
+ * at once) and, on the leader of the `crawl-scheduler` singleton task, the backpressure loop. The crawl
  * scheduler's other periodic work (reconciliation, processed-id trim) runs on the `maintenance`
- * queue (maintenance-tasks.ts). See README, section "Crawl scheduling and the result pipeline".
+ * queue (maintenance-tasks.ts). See docs/pipeline.md.
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createWorker } from '../queues/create-worker.js';
-import { createResultPipeline, createScheduler } from './components.js';
+import { createResultPipeline, createScheduler } from './wiring.js';
 import { createResultJobProcessor } from './process-result-job.js';
 import { schedulerMetrics, startBackpressureLoop } from './scheduling/backpressure-loop.js';
-import { countCrawlHealth } from './ip-queries.js';
+import { IpStore } from './ip-store.js';
 
 export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandle> {
   const logger = ctx.logger.child({ role: 'pipeline' });
@@ -25,8 +25,9 @@ export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandl
   ctx.metrics.onScrape(async () => scheduled.set(await scheduler.chain.size()));
   const activeIps = ctx.metrics.gauge('wp_ips_active', 'Active IPs (crawled on their interval).');
   const overdueIps = ctx.metrics.gauge('wp_ips_crawl_overdue', 'Active IPs not crawled for more than twice their interval (never crawled: since created).');
+  const ips = new IpStore(ctx.db);
   ctx.metrics.onScrape(async () => {
-    const health = await countCrawlHealth(ctx.db);
+    const health = await ips.crawlHealth();
     activeIps.set(health.active);
     overdueIps.set(health.overdue);
   });

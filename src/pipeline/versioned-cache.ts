@@ -16,35 +16,9 @@ import type { RedisClient } from '../redis/connection.js';
 import { RedisScript } from '../redis/script.js';
 import { toError } from '../errors.js';
 
-const fillScript = new RedisScript(
-  'cache-fill',
-  `-- KEYS[1] cache key, KEYS[2] version key, KEYS[3] (optional) index set of filled keys
--- ARGV[1] version seen at the miss, ARGV[2] value, ARGV[3] TTL seconds
--- Returns 1 when stored, 0 when an invalidation came in between
-if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
-if KEYS[3] then
-  redis.call('SADD', KEYS[3], KEYS[1])
-  redis.call('EXPIRE', KEYS[3], ARGV[3])
-end
-return 1`,
-);
+const fillScript = RedisScript.load('cache-fill', new URL('./cache-fill.lua', import.meta.url), { keys: ['cache', 'version'], args: ['seenVersion', 'value', 'ttlSeconds'] });
 
-const invalidateScript = new RedisScript(
-  'cache-invalidate',
-  `-- KEYS[1] version key, KEYS[2] cache key or index set, ARGV[1] 'index' when KEYS[2] is an index set
--- ARGV[2] version TTL seconds
-redis.call('INCR', KEYS[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-if ARGV[1] == 'index' then
-  local members = redis.call('SMEMBERS', KEYS[2])
-  for i = 1, #members, 500 do
-    redis.call('DEL', unpack(members, i, math.min(i + 499, #members)))
-  end
-end
-redis.call('DEL', KEYS[2])
-return 1`,
-);
+const invalidateScript = RedisScript.load('cache-invalidate', new URL('./cache-invalidate.lua', import.meta.url), { keys: ['version', 'target'], args: ['targetKind', 'versionTtlSeconds'] });
 
 /** Version keys outlive any plausible DB read by far; they expire so idle IPs leave no keys. */
 const VERSION_TTL_SECONDS = 86_400;
@@ -75,8 +49,13 @@ export class VersionedCache {
       return { value: await load(), cached: false };
     }
     const value = await load();
-    const keys = slot.indexKey ? [slot.key, slot.versionKey, slot.indexKey] : [slot.key, slot.versionKey];
-    fillScript.run(this.redis, keys, [version, JSON.stringify(value), this.ttlSeconds]).catch((err: Error) => {
+    const fill = fillScript.run(
+      this.redis,
+      { cache: slot.key, version: slot.versionKey },
+      { seenVersion: version, value: JSON.stringify(value), ttlSeconds: this.ttlSeconds },
+      slot.indexKey ? { keys: [slot.indexKey] } : {},
+    );
+    fill.catch((err: Error) => {
       this.logger.warn({ err: err.message, key: slot.key }, 'cache fill failed');
     });
     return { value, cached: false };
@@ -84,6 +63,6 @@ export class VersionedCache {
 
   /** Drops one cached value (or every value listed in an index set) and bumps the version. */
   async invalidate(versionKey: string, keyOrIndex: string, isIndex = false): Promise<void> {
-    await invalidateScript.run(this.redis, [versionKey, keyOrIndex], [isIndex ? 'index' : 'key', VERSION_TTL_SECONDS]);
+    await invalidateScript.run(this.redis, { version: versionKey, target: keyOrIndex }, { targetKind: isIndex ? 'index' : 'key', versionTtlSeconds: VERSION_TTL_SECONDS });
   }
 }

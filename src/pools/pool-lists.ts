@@ -6,14 +6,16 @@
  * Every command runs at most once: the pools' own `once` connection (src/redis/connection.ts)
  * never re-sends a command after a reconnect (a re-sent pop would take rows for a request already
  * answered, a re-sent push would queue rows twice) and has no ioredis command timeout. Instead each
- * command here has a deadline of REDIS_COMMAND_TIMEOUT_MS (deadline.ts); past it the caller takes
+ * command here has a deadline of REDIS_COMMAND_TIMEOUT_MS (src/lib/deadline.ts); past it the caller takes
  * its fallback while the command may still run. Only for the pop does that matter: its late reply
  * goes to the caller's `onLate`, which puts the items back (pop-items.ts).
  */
-import { guardedArgs, guardedKeys, type Revocation } from '../auth/revocation.js';
-import { waitForReady, type RedisClient } from '../redis/connection.js';
+import { guardTail, type Revocation } from '../revocation/revocation.js';
+import { FirstConnect } from '../lib/first-connect.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import { withDeadline } from './deadline.js';
+import type { ScriptTail } from '../redis/script.js';
+import { withDeadline } from '../lib/deadline.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
 import { popOneScript, popScript, pushScript, snapshotScript, trimConsumedScript, unlockScript } from './pool-scripts.js';
 
@@ -38,24 +40,20 @@ export interface PoolListsOptions {
 }
 
 export class PoolLists {
-  /** Pending while the connection makes its first connect (after that, commands fail fast when it is down). */
-  private connecting: Promise<void> | undefined;
+  /** Commands of a process that just started wait for the first connect (after it, they fail fast when Redis is down). */
+  private readonly firstConnect: FirstConnect;
 
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly options: PoolListsOptions,
   ) {
-    if (redis.status !== 'ready') {
-      this.connecting = waitForReady(redis, options.connectTimeoutMs)
-        .catch(() => undefined)
-        .finally(() => (this.connecting = undefined));
-    }
+    this.firstConnect = new FirstConnect(redis, options.connectTimeoutMs);
   }
 
   /** Sends `command` (once connected) within the deadline; a late result goes to `onLate` (dropped by default). */
   private run<T>(command: (redis: RedisClient) => Promise<T>, onLate?: (late: Promise<T>) => void): Promise<T> {
-    const sent = this.connecting ? this.connecting.then(() => command(this.redis)) : command(this.redis);
+    const sent = this.firstConnect.run(() => command(this.redis));
     return withDeadline(sent, this.options.commandTimeoutMs, onLate);
   }
 
@@ -66,9 +64,8 @@ export class PoolLists {
    * revocation the script first checks the caller's credential (a REVOKED or UNCHECKED error reply, no pop).
    */
   pop(type: PoolType, groupId: number, count: number, onLate: (late: Promise<PopReply>) => void, revocation?: Revocation): Promise<PopReply> {
-    const keys = guardedKeys([this.keys.pool(type, groupId), this.keys.poolConsumed(type, groupId)], revocation);
-    const args = guardedArgs(count === 1 ? [] : [count], revocation);
-    return this.run((redis) => popNow(redis, keys, count, args), onLate);
+    const lists = { pool: this.keys.pool(type, groupId), consumed: this.keys.poolConsumed(type, groupId) };
+    return this.run((redis) => popNow(redis, lists, count, guardTail(revocation)), onLate);
   }
 
   /**
@@ -103,7 +100,7 @@ export class PoolLists {
   }
 
   async snapshot(type: PoolType, groupId: number): Promise<PoolSnapshot> {
-    const [length, ...ids] = await this.run((redis) => snapshotScript.run<[number, ...string[]]>(redis, [this.keys.pool(type, groupId), this.keys.poolConsumed(type, groupId)]));
+    const [length, ...ids] = await this.run((redis) => snapshotScript.run<[number, ...string[]]>(redis, { pool: this.keys.pool(type, groupId), consumed: this.keys.poolConsumed(type, groupId) }, {}));
     return { length: Number(length), ids };
   }
 
@@ -112,7 +109,7 @@ export class PoolLists {
   }
 
   async releaseLock(type: PoolType, groupId: number, token: string): Promise<boolean> {
-    return (await this.run((redis) => unlockScript.run<number>(redis, [this.keys.poolRefillLock(type, groupId)], [token]))) === 1;
+    return (await this.run((redis) => unlockScript.run<number>(redis, { lock: this.keys.poolRefillLock(type, groupId) }, { token }))) === 1;
   }
 
   /**
@@ -121,7 +118,7 @@ export class PoolLists {
    */
   async pushFenced(type: PoolType, groupId: number, token: string, lockTtlMs: number, items: PoolItem[]): Promise<number | undefined> {
     const len = await this.run((redis) =>
-      pushScript.run<number>(redis, [this.keys.pool(type, groupId), this.keys.poolRefillLock(type, groupId)], [token, lockTtlMs, ...items.map(encodeItem)]),
+      pushScript.run<number>(redis, { pool: this.keys.pool(type, groupId), lock: this.keys.poolRefillLock(type, groupId) }, { token, lockTtlMs }, { args: items.map(encodeItem) }),
     );
     return len < 0 ? undefined : len;
   }
@@ -134,13 +131,13 @@ export class PoolLists {
   /** Removes the items read by peekConsumed once they are marked in the DB; 0 when another job did. */
   async trimConsumed(type: PoolType, groupId: number, peeked: string[]): Promise<number> {
     if (!peeked.length) return 0;
-    return this.run((redis) => trimConsumedScript.run<number>(redis, [this.keys.poolConsumed(type, groupId)], [peeked.at(-1)!, peeked.length]));
+    return this.run((redis) => trimConsumedScript.run<number>(redis, { consumed: this.keys.poolConsumed(type, groupId) }, { oldest: peeked.at(-1)!, count: peeked.length }));
   }
 }
 
 /** The pop script and its decoded reply (a module function: a per-call closure would cost a keepNames wrapper under tsx). */
-async function popNow(redis: RedisClient, keys: string[], count: number, args: (string | number)[]): Promise<PopReply> {
-  const reply = await (count === 1 ? popOneScript : popScript).run<(string | number)[]>(redis, keys, args);
+async function popNow(redis: RedisClient, lists: { pool: string; consumed: string }, count: number, guard: ScriptTail): Promise<PopReply> {
+  const reply = await (count === 1 ? popOneScript.run<(string | number)[]>(redis, lists, {}, guard) : popScript.run<(string | number)[]>(redis, lists, { count }, guard));
   const remaining = Number(reply.pop());
   return { items: (reply as string[]).map(decodeItem), remaining };
 }

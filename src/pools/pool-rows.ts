@@ -7,6 +7,7 @@
  */
 import type pg from 'pg';
 import { distinctGroupIdsSql } from '../db/loose-index-scan.js';
+import { inTransaction } from '../db/transaction.js';
 import type { PoolRow, PoolType } from './pool-item.js';
 
 /** Table per pool type: fixed identifiers, never user input. */
@@ -98,10 +99,8 @@ export class PoolRows {
 
   /** Inserts rows as available, all or nothing, in statements of INSERT_CHUNK rows. */
   async insert(type: PoolType, groupId: number, items: { text: string; batchId: number }[]): Promise<number> {
-    const client = await this.pool.connect();
-    let inserted = 0;
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.pool, async (client) => {
+      let inserted = 0;
       for (let i = 0; i < items.length; i += INSERT_CHUNK) {
         const chunk = items.slice(i, i + INSERT_CHUNK);
         const res = await client.query(
@@ -111,14 +110,8 @@ export class PoolRows {
         );
         inserted += res.rowCount ?? 0;
       }
-      await client.query('COMMIT');
       return inserted;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /**
@@ -127,6 +120,22 @@ export class PoolRows {
    */
   async groupStates(type: PoolType, options: { countAvailable: boolean }): Promise<GroupState[]> {
     return this.statesOf(type, `(${distinctGroupIdsSql(TABLES[type])}) g`, [], options.countAvailable);
+  }
+
+  /**
+   * Group ids with a row available or reserved, ascending: what the leader publishes in the
+   * shared config for the pools check (src/runtime/shared-config-content.ts). A loose index scan
+   * for the group ids plus one probe of the same (group_id, status, …) index per group for a
+   * live row: a few index probes per group whatever the table size.
+   */
+  async liveGroupIds(type: PoolType): Promise<number[]> {
+    const t = TABLES[type];
+    const { rows } = await this.pool.query<{ group_id: number }>(
+      `SELECT g.group_id FROM (${distinctGroupIdsSql(t)}) g
+       WHERE EXISTS (SELECT 1 FROM ${t} r WHERE r.group_id = g.group_id AND r.status IN ('available', 'reserved'))
+       ORDER BY g.group_id`,
+    );
+    return rows.map((r) => Number(r.group_id));
   }
 
   /** The same for the given groups only (from the shared config: no scan for the group ids); available is 0 or 1. */

@@ -3,105 +3,24 @@
  * ({type:group}, see src/redis/keys.ts), so each runs atomically in one slot of a Cluster too.
  * Items are encoded by pool-item.ts with the id first; ID_PATTERN reads it without decoding.
  */
-import { revocationGuardLua } from '../auth/revocation.js';
+import { revocationGuardLua } from '../revocation/revocation.js';
 import { RedisScript } from '../redis/script.js';
 import { ID_PATTERN } from './pool-item.js';
 
-/**
- * Pops one item (FIFO) and records it in the consumed list, atomically (the hot path of pop).
- * The item is moved as it is: no parsing here; the marking job reads the ids.
- * Both pops first check the caller's credential when given (src/auth/revocation.ts): its logout
- * blacklist key and its state key, against the state in the last ARGV.
- */
-export const popOneScript = new RedisScript(
-  'pool-pop-one',
-  `-- KEYS[1] pool list, KEYS[2] consumed list (items waiting to be marked in the DB),
--- KEYS[3], KEYS[4] (optional) the caller's logout blacklist key and credential state key: the
--- REVOKED or UNCHECKED error and no pop unless the first is absent and the second holds ARGV[1]
--- ARGV[1] (with KEYS[3]) the state the caller's credential carries
--- Returns {item, pool length after the pop}, or {pool length} (0) when the pool is empty.
-${revocationGuardLua(3)}
-local item = redis.call('RPOP', KEYS[1])
-if not item then return {redis.call('LLEN', KEYS[1])} end
-redis.call('LPUSH', KEYS[2], item)
-return {item, redis.call('LLEN', KEYS[1])}`,
-);
+/** Pops one item (FIFO) into the consumed list, atomically: the hot path of pop (pool-pop-one.lua). */
+export const popOneScript = RedisScript.load('pool-pop-one', new URL('./pool-pop-one.lua', import.meta.url), { keys: ['pool', 'consumed'], args: [] }, { revocationGuard: revocationGuardLua(3) });
 
-/** Pops up to ARGV[1] items (FIFO) and records them in the consumed list, atomically. */
-export const popScript = new RedisScript(
-  'pool-pop',
-  `-- KEYS[1] pool list, KEYS[2] consumed list (items waiting to be marked in the DB),
--- KEYS[3], KEYS[4] (optional) the caller's logout blacklist key and credential state key: the
--- REVOKED or UNCHECKED error and no pop unless the first is absent and the second holds ARGV[2]
--- ARGV[1] how many items to pop   ARGV[2] (with KEYS[3]) the state the caller's credential carries
--- Returns {item, item, ..., pool length after the pop}, oldest item first. The items are LPUSHed
--- in pop order, so the consumed list is drained from its right end oldest first.
-${revocationGuardLua(3)}
-local items = redis.call('RPOP', KEYS[1], ARGV[1])
-if not items then return {redis.call('LLEN', KEYS[1])} end
-redis.call('LPUSH', KEYS[2], unpack(items))
-items[#items + 1] = redis.call('LLEN', KEYS[1])
-return items`,
-);
+/** Pops up to `count` items (FIFO) into the consumed list, atomically (pool-pop.lua). */
+export const popScript = RedisScript.load('pool-pop', new URL('./pool-pop.lua', import.meta.url), { keys: ['pool', 'consumed'], args: ['count'] }, { revocationGuard: revocationGuardLua(3) });
 
-/** Pushes items only while the caller still holds the refill lock (fencing), and extends the lock. */
-export const pushScript = new RedisScript(
-  'pool-push',
-  `-- KEYS[1] pool list, KEYS[2] refill lock
--- ARGV[1] lock token, ARGV[2] lock ttl in ms, ARGV[3..] items, first to be popped first
--- Returns the new pool length, or -1 (nothing pushed) when the lock is not held by ARGV[1].
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return -1 end
-redis.call('PEXPIRE', KEYS[2], ARGV[2])
-local len = redis.call('LLEN', KEYS[1])
-local i = 3
-while i <= #ARGV do
-  local j = math.min(i + 999, #ARGV)
-  len = redis.call('LPUSH', KEYS[1], unpack(ARGV, i, j))
-  i = j + 1
-end
-return len`,
-);
+/** Pushes items only while the caller still holds the refill lock (fencing), and extends the lock (pool-push.lua). */
+export const pushScript = RedisScript.load('pool-push', new URL('./pool-push.lua', import.meta.url), { keys: ['pool', 'lock'], args: ['token', 'lockTtlMs'] });
 
-/** Every id in the pool and in the consumed list, read at one instant (the recovery's snapshot). */
-export const snapshotScript = new RedisScript(
-  'pool-snapshot',
-  `-- KEYS[1] pool list, KEYS[2] consumed list
--- ARGV (none)
--- Returns {pool length, id, id, ...}: the ids of the pooled items, then those of the consumed
--- items not yet marked in the DB. Read in chunks so long lists of long texts are never copied at once.
-local out = {redis.call('LLEN', KEYS[1])}
-for k = 1, 2 do
-  local len = redis.call('LLEN', KEYS[k])
-  local start = 0
-  while start < len do
-    for _, item in ipairs(redis.call('LRANGE', KEYS[k], start, start + 499)) do
-      local id = string.match(item, '${ID_PATTERN}')
-      if id then out[#out + 1] = id end
-    end
-    start = start + 500
-  end
-end
-return out`,
-);
+/** Every id in the pool and in the consumed list, read at one instant: the recovery's snapshot (pool-snapshot.lua). */
+export const snapshotScript = RedisScript.load('pool-snapshot', new URL('./pool-snapshot.lua', import.meta.url), { keys: ['pool', 'consumed'], args: [] }, { idPattern: ID_PATTERN });
 
-/** Removes the items a marking job read (and marked) from the old end of the consumed list. */
-export const trimConsumedScript = new RedisScript(
-  'pool-trim-consumed',
-  `-- KEYS[1] consumed list
--- ARGV[1] the oldest item the job read (LRANGE key -n -1, last element), ARGV[2] n
--- Returns n when the n oldest items were removed, 0 when the list's old end is no longer that
--- item (another marking job removed them first: pops only add at the other end).
-if redis.call('LINDEX', KEYS[1], -1) ~= ARGV[1] then return 0 end
-redis.call('LTRIM', KEYS[1], 0, -(tonumber(ARGV[2]) + 1))
-return tonumber(ARGV[2])`,
-);
+/** Removes the items a marking job read (and marked) from the old end of the consumed list (pool-trim-consumed.lua). */
+export const trimConsumedScript = RedisScript.load('pool-trim-consumed', new URL('./pool-trim-consumed.lua', import.meta.url), { keys: ['consumed'], args: ['oldest', 'count'] });
 
-/** Deletes the refill lock only when it still holds the caller's token. */
-export const unlockScript = new RedisScript(
-  'pool-unlock',
-  `-- KEYS[1] refill lock
--- ARGV[1] lock token
--- Returns 1 when the lock was released, 0 when another holder (or nobody) has it.
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`,
-);
+/** Deletes the refill lock only when it still holds the caller's token (pool-unlock.lua). */
+export const unlockScript = RedisScript.load('pool-unlock', new URL('./pool-unlock.lua', import.meta.url), { keys: ['lock'], args: ['token'] });

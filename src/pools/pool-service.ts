@@ -1,10 +1,9 @@
 /**
  * What the HTTP layer asks of the pools: pop, import and the overview. Built once per API
- * process; the pop path is PoolPopper, the rest is a thin layer over the lists and rows.
+ * process (wirePoolService in wiring.ts); the pop path is PoolPopper, the rest is a thin layer over the lists and rows.
  */
-import type { Revocation } from '../auth/revocation.js';
-import type { PlatformContext } from '../context.js';
-import { createPoolDeps, type PoolDeps } from './pool-context.js';
+import type { Revocation } from '../revocation/revocation.js';
+import type { PoolDeps } from './wiring.js';
 import { POOL_TYPES, type PoolType, type ServedItem } from './pool-item.js';
 import { PoolPopper } from './pop-items.js';
 import { toError } from '../errors.js';
@@ -26,16 +25,16 @@ export class PoolService {
   private readonly deps: PoolDeps;
   private readonly popper: PoolPopper;
 
-  constructor(ctx: PlatformContext) {
-    this.deps = createPoolDeps(ctx, 'pools-api');
-    this.popper = new PoolPopper(this.deps);
+  constructor(deps: PoolDeps) {
+    this.deps = deps;
+    this.popper = new PoolPopper(deps);
   }
 
   get settings(): PoolDeps['settings'] {
     return this.deps.settings;
   }
 
-  /** See PoolPopper.pop; `revocation` is the caller's logout blacklist check (src/auth/revocation.ts). */
+  /** See PoolPopper.pop; `revocation` is the caller's logout blacklist check (src/revocation/revocation.ts). */
   pop(type: PoolType, groupId: number, count: number, revocation?: Revocation): Promise<ServedItem[]> {
     return this.popper.pop(type, groupId, count, revocation);
   }

@@ -9,7 +9,7 @@ import type { JobsOptions } from 'bullmq';
 import type { Logger } from '../logging/logger.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import type { PoolType } from './pool-item.js';
-import { TrailingThrottle } from '../queues/trailing-throttle.js';
+import { TrailingThrottle } from '../lib/trailing-throttle.js';
 import { toError } from '../errors.js';
 
 const RETENTION: JobsOptions = { removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } };

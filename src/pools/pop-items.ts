@@ -17,12 +17,12 @@
  * Rows are lost only when the connection drops while a pop or a put-back is in flight (Redis may
  * have run it; nobody can tell): they are counted in wp_pool_rows_in_doubt_total and logged.
  */
-import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../auth/revocation.js';
+import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../revocation/revocation.js';
 import { DependencyDownError, toError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { commandMayHaveRun } from './command-may-have-run.js';
 import { isDatabaseUnavailable } from '../db/database-unavailable.js';
-import { DeadlineError } from './deadline.js';
+import { DeadlineError } from '../lib/deadline.js';
 import type { PoolItem, PoolType, ServedItem } from './pool-item.js';
 import type { PoolLists, PopReply } from './pool-lists.js';
 import type { PoolMetrics } from './pool-metrics.js';

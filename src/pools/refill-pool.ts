@@ -31,7 +31,7 @@
  *     the snapshot;
  *   - a row reserved at or after t0 (by a later lock holder, when this refill stalls past its
  *     lock) is exempt, so a late UPDATE of a stalled refill cannot release a row someone pushed.
- * Limit (documented in the README): if Redis LOSES DATA (FLUSHALL, a crash past the AOF fsync
+ * Limit (documented in docs/pools.md): if Redis LOSES DATA (FLUSHALL, a crash past the AOF fsync
  * window, a failover to a lagging replica), items that were in the consumed list but not yet
  * marked are lost with it; those rows look like rows lost from the pool and are released, so they
  * can be served once more. With the AOF intact (a restart, a graceful stop) nothing is lost. The backlog

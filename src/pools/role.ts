@@ -16,7 +16,7 @@ import { keepJobScheduler } from '../queues/job-scheduler-keeper.js';
 import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import { checkPools } from './check-pools.js';
 import { markConsumed } from './mark-consumed.js';
-import { createPoolDeps } from './pool-context.js';
+import { createPoolDeps } from './wiring.js';
 import { refillPool, type RefillOutcome } from './refill-pool.js';
 
 export const CHECK_SCHEDULER_ID = 'pools-check';

@@ -16,6 +16,7 @@
 import { DelayedError, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { Config } from '../config/index.js';
 import { BlockedError, PermanentError, toError } from '../errors.js';
+import { settlesWithin } from '../lib/timeout.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { isRedisConnectionError } from '../redis/connection.js';
@@ -58,23 +59,6 @@ export interface PlatformWorker {
 
 /** After the grace period, how long a forced close may take before the worker is left behind. */
 const ABANDON_AFTER_MS = 2000;
-
-/** Whether `promise` settles (either way) within `ms`. */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<'settled' | 'timeout'> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), ms);
-  });
-  const settled = promise.then(
-    () => 'settled' as const,
-    () => 'settled' as const,
-  );
-  try {
-    return await Promise.race([settled, timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 export function createWorker<K extends QueueKey, R>(
   deps: WorkerDeps,
@@ -152,12 +136,12 @@ export function createWorker<K extends QueueKey, R>(
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      if ((await settledWithin(worker.close(), q.workerShutdownGraceMs)) === 'settled') return;
+      if (await settlesWithin(worker.close(), q.workerShutdownGraceMs)) return;
       baseLogger.warn({ graceMs: q.workerShutdownGraceMs }, 'active jobs outlived the grace period, or the worker could not close; they will be retried as stalled');
       // BullMQ answers a second close with the first one's promise; when that one hangs (its
       // blocking connection caught reconnecting after a Redis outage never emits 'end', BullMQ
       // #4656) the worker is left behind: its jobs go back as stalled, its sockets are closed.
-      if ((await settledWithin(worker.close(true), ABANDON_AFTER_MS)) === 'settled') return;
+      if (await settlesWithin(worker.close(true), ABANDON_AFTER_MS)) return;
       baseLogger.warn('worker did not close; left behind (its jobs will be retried as stalled)');
     })());
 

@@ -9,7 +9,7 @@
  * early on `signal` (the term ended). What it returns is the job's return value.
  */
 import type { Job } from 'bullmq';
-import type { LeaderTerm } from '../context.js';
+import type { LeaderTerm } from '../coordination/leadership.js';
 import type { Logger } from '../logging/logger.js';
 
 export interface MaintenanceRun {

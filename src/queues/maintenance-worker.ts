@@ -1,6 +1,6 @@
 /**
  * The `maintenance` queue for one leader term: its job schedulers and its worker. The cluster
- * role starts it when this process takes the `cluster` lease and stops it when the term ends,
+ * role starts it when this process takes the leader's lease (LEADER_TASK) and stops it when the term ends,
  * so periodic platform work runs in one process at a time, in the open (Bull Board lists every
  * task's scheduler, runs, results, logs and failures).
  *
@@ -20,7 +20,8 @@
  * closes; running tasks see `signal` aborted and `term.isCurrent()` false and stop early.
  */
 import type { JobsOptions } from 'bullmq';
-import type { LeaderTerm, PlatformContext } from '../context.js';
+import type { PlatformContext } from '../context.js';
+import type { LeaderTerm } from '../coordination/leadership.js';
 import { BlockedError, toError } from '../errors.js';
 import { createWorker } from './create-worker.js';
 import { MAINTENANCE_TASK_NAME, type MaintenanceTask } from './maintenance-task.js';

@@ -1,4 +1,5 @@
 import { Cluster } from 'ioredis';
+import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import type { RedisTarget } from '../services/provide-services.js';
 import { closeRedis, createRedisClient, type ConnectionKind, type RedisClient, type RedisConnectionOptions } from './connection.js';
@@ -23,11 +24,13 @@ export class RedisConnections {
   /** A new connection; `overrides` replace this process's default timeouts for it (a domain's own client settings). */
   create(kind: ConnectionKind, name: string, overrides: Partial<RedisConnectionOptions> = {}): RedisClient {
     const client = createRedisClient(this.target, kind, { ...this.options, ...overrides }, name);
-    let down = false;
-    const lost = (fields: Record<string, unknown>) => {
-      if (!down && !this.closing) this.logger.warn({ connection: name, ...fields }, 'redis connection error; reconnecting');
-      down = true;
-    };
+    const outage = new OutageLog<Record<string, unknown>>({
+      began: (fields) => {
+        if (!this.closing) this.logger.warn({ connection: name, ...fields }, 'redis connection error; reconnecting');
+      },
+      ended: () => this.logger.info({ connection: name }, 'redis connection restored'),
+    });
+    const lost = (fields: Record<string, unknown>) => outage.failure(fields);
     client.on('error', (err: Error) => lost({ err: err.message }));
     if (client instanceof Cluster) {
       // A Cluster reports its nodes' connection errors as 'node error', and a cluster that lost
@@ -42,10 +45,7 @@ export class RedisConnections {
       });
       client.on('reconnecting', () => lost({ err: 'the cluster connection closed or its ready check failed' }));
     }
-    client.on('ready', () => {
-      if (down) this.logger.info({ connection: name }, 'redis connection restored');
-      down = false;
-    });
+    client.on('ready', () => outage.success());
     this.clients.add(client);
     return client;
   }

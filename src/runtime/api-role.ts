@@ -4,13 +4,13 @@
  * updated, and in production every account still holding the example password is disabled.
  */
 import { bullBoardMount } from '../../dashboards/bull-board.js';
-import { Accounts } from '../auth/accounts.js';
-import { AuthService } from '../auth/auth-service.js';
+import { wireAuth } from '../auth/wiring.js';
 import { EXAMPLE_ADMIN_PASSWORD } from '../config/auth.js';
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createApp } from '../http/app.js';
 import { allRoutes } from '../http/routes/index.js';
 import { listen } from '../http/server.js';
+import { wireApi } from './api-wiring.js';
 
 export interface ApiRoleHandle extends RoleHandle {
   url: string;
@@ -18,15 +18,15 @@ export interface ApiRoleHandle extends RoleHandle {
 
 export async function startApiRole(ctx: PlatformContext): Promise<ApiRoleHandle> {
   const { config } = ctx;
-  const auth = new AuthService({ prisma: ctx.db.prisma, redis: ctx.redis, keys: ctx.keys, settings: config.auth, metrics: ctx.metrics });
-  const accounts = new Accounts({ prisma: ctx.db.prisma, states: auth.states, auth, logger: ctx.logger.child({ domain: 'auth' }) });
+  const wiredAuth = wireAuth(ctx);
+  const { auth, accounts } = wiredAuth;
   await accounts.ensureAdmin(config.auth.adminUsername, config.auth.adminPassword);
   if (config.core.nodeEnv === 'production') await accounts.disableExamplePasswords(EXAMPLE_ADMIN_PASSWORD);
   const app = createApp({
     logger: ctx.logger.child({ role: 'api' }),
     metrics: ctx.metrics,
     auth,
-    routes: allRoutes({ ctx, auth, accounts }),
+    routes: allRoutes(wireApi(ctx, wiredAuth)),
     probes: [
       { name: 'redis', check: async () => (await ctx.redis.ping()) === 'PONG' },
       { name: 'database', check: () => ctx.db.ping() },

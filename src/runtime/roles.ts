@@ -1,11 +1,11 @@
 import type { PlatformContext, RoleHandle } from '../context.js';
-import { startClusterRole } from '../cluster/role.js';
-import { startCrawlerRole } from '../crawl/role.js';
 import { startFeedsRole } from '../feeds/role.js';
 import { startMessagesRole } from '../messages/role.js';
 import { startPipelineRole } from '../pipeline/role.js';
 import { startPoolsRole } from '../pools/role.js';
 import { startApiRole } from './api-role.js';
+import { startClusterRole } from './cluster-role.js';
+import { startCrawler } from './crawler-role.js';
 import { maintenanceTasks } from './maintenance-tasks.js';
 
 /** Process roles, in start order (stopped in reverse: the API stops taking requests first). */
@@ -15,7 +15,7 @@ export type RoleName = (typeof ROLE_NAMES)[number];
 export const roleStarters: Record<RoleName, (ctx: PlatformContext) => Promise<RoleHandle>> = {
   cluster: (ctx) => startClusterRole(ctx, maintenanceTasks(ctx)),
   feeds: startFeedsRole,
-  crawler: startCrawlerRole,
+  crawler: startCrawler,
   pipeline: startPipelineRole,
   pools: startPoolsRole,
   messages: startMessagesRole,

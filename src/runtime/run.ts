@@ -11,6 +11,7 @@ import { EXAMPLE_ADMIN_PASSWORD } from '../config/auth.js';
 import { createLogger } from '../logging/logger.js';
 import { startPlatform, type PlatformHandle } from './start-platform.js';
 import type { RoleName } from './roles.js';
+import { toError } from '../errors.js';
 
 /** Time the stop gets beyond the workers' grace period (the API, leases, connections, services). */
 export const STOP_MARGIN_MS = 5_000;
@@ -23,7 +24,7 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
   try {
     config = loadConfig();
   } catch (err) {
-    console.error(`configuration error: ${(err as Error).message}`);
+    console.error(`configuration error: ${toError(err).message}`);
     process.exit(2);
   }
   const logger = createLogger(config);
@@ -73,7 +74,7 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
   try {
     platform = await startPlatform({ roles, config, logger });
   } catch (err) {
-    logger.fatal({ err }, `failed to start: ${(err as Error).message}`);
+    logger.fatal({ err }, `failed to start: ${toError(err).message}`);
     await new Promise((r) => setTimeout(r, 100));
     process.exit(1);
   }

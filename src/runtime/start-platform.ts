@@ -3,17 +3,18 @@
  * migrations, Redis and database connections, the queue registry, then the requested roles.
  *
  * Shutdown is ordered and idempotent: the roles stop together (the API stops taking requests
- * while the workers finish or hand back their jobs), then the singleton works' leases are
- * released and the instance leaves the cluster registry, then queues, Redis connections, the
+ * while the workers finish or hand back their jobs), then the singleton tasks' leases are
+ * released and the instance leaves the instance registry, then queues, Redis connections, the
  * database and finally the embedded services this process runs (run.ts gives the whole stop a
- * deadline; the services are stopped even when it passes). Every process, whatever its roles, runs the cluster
- * coordination (src/cluster/coordination.ts): leases, shared config follower, registry heartbeat.
+ * deadline; the services are stopped even when it passes). Every process, whatever its roles, runs the
+ * coordination (src/coordination/coordination.ts): leases, shared config follower, registry heartbeat.
  */
-import { createClusterCoordination } from '../cluster/coordination.js';
 import { assertProductionSafe, describeConfig, loadConfig, type Config } from '../config/index.js';
 import type { PlatformContext, RoleHandle } from '../context.js';
+import { createCoordination } from '../coordination/coordination.js';
 import { createDatabase } from '../db/client.js';
 import { applyMigrations } from '../db/migrate.js';
+import { settlesWithin } from '../lib/timeout.js';
 import { createLogger, type Logger } from '../logging/logger.js';
 import { Metrics } from '../metrics/metrics.js';
 import { connectionOptions, waitForReady } from '../redis/connection.js';
@@ -23,6 +24,7 @@ import { JOB_STATES } from '../queues/job-inspector.js';
 import { QueueRegistry } from '../queues/registry.js';
 import { provideServices, type ProvidedServices } from '../services/provide-services.js';
 import { roleStarters, ROLE_NAMES, type RoleName } from './roles.js';
+import { sharedConfigContent } from './shared-config-content.js';
 
 export interface StartOptions {
   roles: readonly RoleName[];
@@ -124,12 +126,12 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
 
     // Every process: config follower, registry heartbeat, leases (stopped in reverse: leases are
     // released after the roles stopped, then the instance leaves the registry).
-    const cluster = createClusterCoordination({ config, connections, redis, keys, db, logger, metrics });
-    steps.push({ name: 'shared config follower', run: () => cluster.sharedConfig.stop() });
-    steps.push({ name: 'instance registry', run: () => cluster.registry.stop() });
-    steps.push({ name: 'leases', run: () => cluster.leadership.stop() });
-    await cluster.ready(REDIS_READY_TIMEOUT_MS);
-    await cluster.sharedConfig.start();
+    const coordination = createCoordination({ config, connections, redis, keys, computeSharedConfig: sharedConfigContent(db), logger, metrics });
+    steps.push({ name: 'shared config follower', run: () => coordination.sharedConfig.stop() });
+    steps.push({ name: 'instance registry', run: () => coordination.registry.stop() });
+    steps.push({ name: 'leases', run: () => coordination.leadership.stop() });
+    await coordination.ready(REDIS_READY_TIMEOUT_MS);
+    await coordination.sharedConfig.start();
 
     const ctx: PlatformContext = {
       config,
@@ -141,8 +143,8 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       redis,
       queues,
       db,
-      leadership: cluster.leadership,
-      sharedConfig: cluster.sharedConfig,
+      leadership: coordination.leadership,
+      sharedConfig: coordination.sharedConfig,
     };
 
     // Roles start in order and stop together: the API stops taking requests while each worker
@@ -160,7 +162,7 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       roles.push(handle);
       logger.debug({ role: name, queues: handle.queues }, 'role started');
     }
-    cluster.registry.start({ roles: roles.map((r) => r.name), queues: roles.flatMap((r) => r.queues) });
+    coordination.registry.start({ roles: roles.map((r) => r.name), queues: roles.flatMap((r) => r.queues) });
     const api = roles.find((r) => r.name === 'api') as (RoleHandle & { url?: string }) | undefined;
 
     const provided = services;
@@ -178,10 +180,7 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
           let inTime = true;
           if (stopOptions.deadlineMs === undefined) await work;
           else {
-            let timer: NodeJS.Timeout | undefined;
-            const deadline = new Promise<'deadline'>((resolve) => (timer = setTimeout(() => resolve('deadline'), stopOptions.deadlineMs)));
-            inTime = (await Promise.race([work.then(() => 'done' as const), deadline])) === 'done';
-            clearTimeout(timer);
+            inTime = await settlesWithin(work, stopOptions.deadlineMs);
             if (!inTime) {
               logger.error({ unfinished: [...pending], deadlineMs: stopOptions.deadlineMs }, 'shutdown deadline passed; stopping the services and exiting with these steps unfinished (their active jobs are retried as stalled)');
             }

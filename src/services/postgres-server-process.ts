@@ -34,6 +34,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from './free-port.js';
+import { toError } from '../errors.js';
 
 export interface PostgresServerOptions {
   /** Holds the cluster (`data/`) and `server.log`. */
@@ -211,7 +212,7 @@ async function waitForServer(url: string, child: ChildProcess, log: string, time
       await sleep(50);
     }
   }
-  throw new Error(`postgres did not accept connections within ${timeoutMs} ms (${(last as Error)?.message}); ${log}:\n${tail(log)}`);
+  throw new Error(`postgres did not accept connections within ${timeoutMs} ms (${toError(last).message}); ${log}:\n${tail(log)}`);
 }
 
 function withDatabase(url: URL, database: string): string {

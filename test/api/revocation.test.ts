@@ -1,6 +1,6 @@
 /**
  * The hot routes (pool pop and pop-many, message append and read) check the logout blacklist in
- * their own Redis script instead of a separate round trip (src/auth/revocation.ts). What a user
+ * their own Redis script instead of a separate round trip (src/revocation/revocation.ts). What a user
  * relies on is the same as on every other route:
  * - a logged-out token is refused with 401 token_revoked, and the refused request changed
  *   nothing: no row left the pool or the table, no message reached the cache, the persist

@@ -16,9 +16,9 @@
  */
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseManager } from '../../src/cluster/lease-manager.js';
-import type { LeaderTerm } from '../../src/context.js';
-import { FixtureMarketplace } from '../../src/crawl/fixture-marketplace/server.js';
+import type { LeaderTerm } from '../../src/coordination/leadership.js';
+import { LeaseManager } from '../../src/coordination/lease-manager.js';
+import { FixtureMarketplace } from '../../src/services/fixture-marketplace/server.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { queueList } from '../../src/queues/definitions.js';
@@ -321,7 +321,7 @@ describe('platform on a 3-master Redis Cluster', () => {
     expect((await t.api.post('/api/pools/contents/8/items', { items: rows })).status).toBe(201);
     const poolKey = c.keys.pool('contents', 8);
     await waitFor(async () => (await probe.llen(poolKey)) === 20, { message: 'pool not filled' });
-    const term = c.leadership.held().find((h) => h.work === 'cluster')!;
+    const term = c.leadership.held().find((h) => h.task === 'cluster')!;
     expect(term).toBeDefined();
 
     // Each slot goes to another master while messages keep being posted: the session list and its
@@ -359,7 +359,7 @@ describe('platform on a 3-master Redis Cluster', () => {
     // The lease: renewed on its new master within one renewal period, same term.
     const pttl = await probe.pttl(c.keys.lease('cluster'));
     await waitFor(async () => (await probe.pttl(c.keys.lease('cluster'))) > pttl, { timeoutMs: 10_000, message: 'the moved lease was not renewed' });
-    expect(c.leadership.held().find((h) => h.work === 'cluster')).toEqual(term);
+    expect(c.leadership.held().find((h) => h.task === 'cluster')).toEqual(term);
   });
 
   it('refuses a logged-out token (the blacklist) and counts failed logins', async () => {

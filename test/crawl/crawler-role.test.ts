@@ -1,6 +1,6 @@
 /**
- * The crawler role in a platform process, against the fixture marketplace it serves itself
- * (CRAWL_SITE=fixture, CRAWL_BASE_URL=embedded: the demo's defaults), in real Chromium:
+ * The crawler role in a platform process, against the fixture marketplace the platform serves
+ * for it (CRAWL_SITE=fixture, CRAWL_BASE_URL=embedded: the demo's defaults), in real Chromium:
  * - a 5+5 page crawl of 120 items per page yields every item once, returned as the result of a
  *   flow whose parent (the pipeline's `crawl-result` job, id derived from the task id) holds it;
  *   the crawl reports its progress (pages, items, proxy) and one log line per page;
@@ -14,9 +14,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CrawlerRoleHandle } from '../../src/crawl/role.js';
 import type { CrawlJobPayload, CrawlResultPayload } from '../../src/queues/payloads/crawl.js';
-import type { BehaviourRule } from '../../src/crawl/fixture-marketplace/behaviour.js';
-import type { FixtureItem } from '../../src/crawl/fixture-marketplace/catalog.js';
-import type { RequestLog } from '../../src/crawl/fixture-marketplace/server.js';
+import type { BehaviourRule } from '../../src/services/fixture-marketplace/behaviour.js';
+import type { FixtureItem } from '../../src/services/fixture-marketplace/catalog.js';
+import type { RequestLog } from '../../src/services/fixture-marketplace/server.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 import { chromiumBrowserPids } from './chromium-processes.js';
@@ -98,7 +98,7 @@ describe('crawler role', () => {
     await t?.stop();
   });
 
-  it('serves the fixture marketplace itself on 127.0.0.1 (CRAWL_BASE_URL=embedded)', async () => {
+  it('crawls the fixture marketplace the platform serves on 127.0.0.1 (CRAWL_BASE_URL=embedded)', async () => {
     expect(market).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect((await fetch(`${market}/`)).status).toBe(200);
   });

@@ -20,10 +20,10 @@ import { classifyError } from '../../src/crawl/classify-error.js';
 import { PageBlockedError } from '../../src/crawl/crawl-errors.js';
 import { CrawlMetrics } from '../../src/crawl/crawl-metrics.js';
 import { fetchPage, type FetchPageInput } from '../../src/crawl/fetch-page.js';
-import { FixtureMarketplace } from '../../src/crawl/fixture-marketplace/server.js';
+import { FixtureMarketplace } from '../../src/services/fixture-marketplace/server.js';
 import { RequestGuard } from '../../src/crawl/request-guard.js';
 import { OutboundPolicy } from '../../src/net/outbound-policy.js';
-import type { BehaviourRule } from '../../src/crawl/fixture-marketplace/behaviour.js';
+import type { BehaviourRule } from '../../src/services/fixture-marketplace/behaviour.js';
 import { chromiumBrowserPids } from './chromium-processes.js';
 import { waitFor } from '../support/wait.js';
 

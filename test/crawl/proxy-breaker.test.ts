@@ -9,7 +9,7 @@
 import type { Job, Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logging/logger.js';
-import { FixtureMarketplace } from '../../src/crawl/fixture-marketplace/server.js';
+import { FixtureMarketplace } from '../../src/services/fixture-marketplace/server.js';
 import { ProxyBreaker } from '../../src/crawl/proxy-breaker.js';
 import { checkProxy } from '../../src/crawl/proxy-health-check.js';
 import { parseProxy } from '../../src/crawl/proxy-url.js';

@@ -7,7 +7,7 @@
  * interval computed from the new weight.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixtureMarketplace } from '../../src/crawl/fixture-marketplace/server.js';
+import { FixtureMarketplace } from '../../src/services/fixture-marketplace/server.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 

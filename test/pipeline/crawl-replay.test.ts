@@ -10,7 +10,7 @@
  *   a second pending crawl beside it, and the dead job leaves the failed set.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScheduler } from '../../src/pipeline/components.js';
+import { createScheduler } from '../../src/pipeline/wiring.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 import { CrawlQueues, onSale, startStandInCrawler } from './helpers.js';

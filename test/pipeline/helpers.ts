@@ -3,19 +3,19 @@
  * (consume `crawl`, open the crawl's flow with the platform's own openCrawlFlow, return the
  * result), item builders, and views of the crawl queue per IP.
  */
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, Worker, type Job, type JobType } from 'bullmq';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config/index.js';
 import { openCrawlFlow } from '../../src/crawl/crawl-flow.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import type { CrawledItem, CrawlJobPayload, CrawlResultPayload } from '../../src/queues/payloads/crawl.js';
+import { PENDING_STATES } from '../../src/queues/job-states.js';
 import { QueueRegistry } from '../../src/queues/registry.js';
 import { connectionOptions } from '../../src/redis/connection.js';
 import { RedisConnections } from '../../src/redis/connections.js';
 import { createKeys } from '../../src/redis/keys.js';
 
 export const keys = createKeys('wp');
-export const PENDING_STATES = ['waiting', 'delayed', 'prioritized'] as const;
 
 export function onSale(sourceId: string, price = 1000): CrawledItem {
   return { sourceId, title: `item ${sourceId}`, price, imageUrl: null, itemUrl: `http://127.0.0.1/item/${sourceId}`, status: 'on_sale' };
@@ -42,9 +42,9 @@ export class CrawlQueues {
     for (const c of [this.crawl, this.results, this.redis]) c.on('error', () => undefined);
   }
 
-  /** Pending (waiting/delayed/prioritized) crawl jobs, by IP. */
+  /** Pending crawl jobs (PENDING_STATES), by IP. */
   async pendingByIp(): Promise<Map<number, Job[]>> {
-    const jobs = (await this.crawl.getJobs([...PENDING_STATES], 0, -1)).filter(Boolean);
+    const jobs = (await this.crawl.getJobs([...PENDING_STATES] as JobType[], 0, -1)).filter(Boolean);
     const out = new Map<number, Job[]>();
     for (const job of jobs) out.set(job.data.ipId, [...(out.get(job.data.ipId) ?? []), job]);
     return out;

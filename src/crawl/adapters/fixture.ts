@@ -1,5 +1,5 @@
 /**
- * The local fixture marketplace (src/crawl/fixture-marketplace): same URL scheme and row markup
+ * The local fixture marketplace (src/services/fixture-marketplace): same URL scheme and row markup
  * as the real site, served from 127.0.0.1 for tests, the demo and benchmarks.
  */
 import { detectBlock } from '../detect-block.js';

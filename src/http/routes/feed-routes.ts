@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import type { PlatformContext } from '../../context.js';
-import { FeedService } from '../../feeds/feed-service.js';
-import { createFeedServices } from '../../feeds/feed-services.js';
+import type { FeedService } from '../../feeds/feed-service.js';
 import { decimalInt, defineRoute, idParam, INT32_MAX, type AnyRoute } from '../route.js';
 
 /** An absolute http(s) URL, stored in its normalized form (so that spelling variants are one feed). */
@@ -112,6 +110,3 @@ export function feedRoutes(feeds: FeedService): AnyRoute[] {
 }
 
 /** The feed routes over the platform context (the one line in routes/index.ts). */
-export function feedRoutesOf(ctx: PlatformContext): AnyRoute[] {
-  return feedRoutes(new FeedService({ prisma: ctx.db.prisma, services: createFeedServices(ctx), settings: ctx.config.feeds }));
-}

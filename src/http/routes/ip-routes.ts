@@ -3,8 +3,7 @@
  * items and the leaderboards. Thin: validate, call the pipeline domain's IpService, map.
  */
 import { z } from 'zod';
-import type { PlatformContext } from '../../context.js';
-import { createIpService } from '../../pipeline/components.js';
+import type { IpService } from '../../pipeline/ip-service.js';
 import { LEADERBOARD_TYPES } from '../../pipeline/ip-queries.js';
 import { decimalInt, defineRoute, idParam, queryBool, type AnyRoute } from '../route.js';
 
@@ -12,9 +11,9 @@ const ipParams = z.object({ id: idParam });
 const text = (max: number) => z.string().trim().min(1, 'must not be empty').max(max, `at most ${max} characters`);
 const page = { limit: decimalInt(1, 500).default(100), offset: decimalInt(0, 1_000_000_000).default(0) };
 
-export function ipRoutes(ctx: PlatformContext): AnyRoute[] {
-  const ips = createIpService(ctx);
-  const { weightMin, weightMax } = ctx.config.pipeline;
+/** `weights`: the weight range (SCHEDULER_WEIGHT_MIN/MAX) a request may set. */
+export function ipRoutes(ips: IpService, weights: { weightMin: number; weightMax: number }): AnyRoute[] {
+  const { weightMin, weightMax } = weights;
   const weight = z.number().min(Math.min(weightMin, weightMax)).max(Math.max(weightMin, weightMax));
   const createBody = z.strictObject({ name: text(200), keyword: text(200), weight: weight.optional() });
   const patchBody = z

@@ -1,9 +1,5 @@
 import { z } from 'zod';
-import type { PlatformContext } from '../../context.js';
-import { createFeedServices } from '../../feeds/feed-services.js';
-import { replayDeadRefresh } from '../../feeds/replay-refresh.js';
-import { createScheduler } from '../../pipeline/components.js';
-import { JobInspector, JOB_STATES, type ReplayHandler } from '../../queues/job-inspector.js';
+import { JOB_STATES, type JobInspector } from '../../queues/job-inspector.js';
 import { queues } from '../../queues/definitions.js';
 import { decimalInt, defineRoute, type AnyRoute } from '../route.js';
 
@@ -40,18 +36,11 @@ const taskParams = z.object({ task_id: jobId });
  * Jobs and dead jobs (admins only), and task lookup: an admin sees every task, a user only the
  * refreshes of its own feeds (any other task answers 404 as if it did not exist).
  */
-export function jobRoutes(ctx: PlatformContext): AnyRoute[] {
-  // Replays of chained jobs go through their chain: never a second pending crawl or refresh.
-  const crawls = createScheduler(ctx);
-  const feeds = createFeedServices(ctx).scheduler;
-  const replay = new Map<string, ReplayHandler>([
-    [queues.crawl.name, (job) => crawls.replay('crawl', job.id!)],
-    [queues.crawlResult.name, (job) => crawls.replay('crawl-result', job.id!)],
-    [queues.feedRefresh.name, (job) => replayDeadRefresh({ prisma: ctx.db.prisma, scheduler: feeds }, job.id!)],
-  ]);
-  const inspector = new JobInspector({ queues: ctx.queues, redis: ctx.redis, replay });
-  const ownsFeed = async (userId: number, feedId: unknown) =>
-    typeof feedId === 'number' && (await ctx.db.prisma.feed.count({ where: { id: feedId, userId } })) > 0;
+/**
+ * `inspector`: the job console over every queue (wired with the chains' replays by the runtime);
+ * `ownsFeed`: whether a feed is the user's (a user sees the refreshes of their own feeds only).
+ */
+export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, feedId: number) => Promise<boolean>): AnyRoute[] {
   return [
     defineRoute({
       method: 'get', path: '/api/queues', tag: 'jobs', access: 'admin', summary: 'Every queue with its job counts by state.',
@@ -136,7 +125,7 @@ export function jobRoutes(ctx: PlatformContext): AnyRoute[] {
       responses: { 200: { description: 'task' }, 404: { description: 'unknown task (or not yours)' } },
       handler: async ({ params, auth }) => {
         const admin = auth!.role === 'admin';
-        const visible = admin ? undefined : (queue: string, job: { data: { feedId?: unknown } }) => queue === queues.feedRefresh.name && ownsFeed(auth!.userId, job.data?.feedId);
+        const visible = admin ? undefined : (queue: string, job: { data: { feedId?: unknown } }) => queue === queues.feedRefresh.name && typeof job.data?.feedId === 'number' && ownsFeed(auth!.userId, job.data.feedId);
         return { body: await inspector.task(params.task_id, visible) };
       },
     }),

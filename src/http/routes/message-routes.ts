@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import type { PlatformContext } from '../../context.js';
-import { createMessageService, type MessageService } from '../../messages/message-service.js';
+import type { MessageService } from '../../messages/message-service.js';
 import { readAnswerJson } from '../../messages/message-entry.js';
-import { RefusedMessages } from '../../messages/refused-messages.js';
+import type { RefusedMessagesApi } from '../../messages/wiring.js';
 import { NotFoundError } from '../../errors.js';
 import { messageRole } from '../../queues/payloads/messages.js';
 import { decimalInt, defineRoute, type AnyRoute } from '../route.js';
@@ -32,7 +31,7 @@ const readQuery = z.strictObject({
 
 const messageSchema = z.object({ id: z.string(), seq: z.number().int(), role: messageRole, content: z.string(), createdAt: z.string() });
 
-/** Session messages (README "Messages"): the cache answers the raw JSON entries it holds. */
+/** Session messages (docs/messages.md): the cache answers the raw JSON entries it holds. */
 export function messageRoutes(messages: MessageService, settings: { maxContentBytes: number }): AnyRoute[] {
   return [
     defineRoute({
@@ -72,8 +71,7 @@ const refusedQuery = z.strictObject({ limit: decimalInt(1, 1000).default(100) })
 const refusedParams = z.object({ messageId: z.string().min(1).max(64) });
 
 /** Messages the DB refused when drained (admins only): list, put back in their buffers, discard. */
-export function refusedMessageRoutes(ctx: PlatformContext): AnyRoute[] {
-  const refused = new RefusedMessages(ctx.redis, ctx.keys, ctx.config.messages.persistShards);
+export function refusedMessageRoutes(refused: RefusedMessagesApi): AnyRoute[] {
   return [
     defineRoute({
       method: 'get', path: '/api/messages/refused', tag: 'messages', access: 'admin',
@@ -86,11 +84,7 @@ export function refusedMessageRoutes(ctx: PlatformContext): AnyRoute[] {
       method: 'post', path: '/api/messages/refused/requeue', tag: 'messages', access: 'admin',
       summary: 'Put every refused message back into its buffer and drain it again (after fixing what refused them).',
       responses: { 200: { description: '{requeued}' } },
-      handler: async () => {
-        const shards = await refused.requeue();
-        await Promise.all(shards.map((s) => ctx.queues.add('messagePersist', 'drain', { shard: s.shard }, { removeOnComplete: true })));
-        return { body: { requeued: shards.reduce((n, s) => n + s.requeued, 0) } };
-      },
+      handler: async () => ({ body: { requeued: await refused.requeue() } }),
     }),
     defineRoute({
       method: 'delete', path: '/api/messages/refused/:messageId', tag: 'messages', access: 'admin',
@@ -103,9 +97,4 @@ export function refusedMessageRoutes(ctx: PlatformContext): AnyRoute[] {
       },
     }),
   ];
-}
-
-/** The message routes of an API process, over its own message service. */
-export function messageRoutesOf(ctx: PlatformContext): AnyRoute[] {
-  return [...messageRoutes(createMessageService(ctx), ctx.config.messages), ...refusedMessageRoutes(ctx)];
 }

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../errors.js';
-import type { PlatformContext } from '../../context.js';
-import { PoolService } from '../../pools/pool-service.js';
+import type { PoolService } from '../../pools/pool-service.js';
 import { defineRoute, type AnyRoute } from '../route.js';
 
 const poolParams = z.object({
@@ -34,8 +33,7 @@ function importBody(maxItems: number, maxTextBytes: number) {
 
 const servedItem = z.object({ id: z.number(), text: z.string(), source: z.enum(['pool', 'db']) });
 
-export function poolRoutes(ctx: PlatformContext): AnyRoute[] {
-  const pools = new PoolService(ctx);
+export function poolRoutes(pools: PoolService): AnyRoute[] {
   const { maxImportItems, maxTextBytes } = pools.settings;
   return [
     defineRoute({

@@ -1,5 +1,5 @@
 /**
- * Backpressure, run by the leader of the `crawl-scheduler` work: every SCHEDULER_TICK_MS it looks
+ * Backpressure, run by the leader of the `crawl-scheduler` singleton task: every SCHEDULER_TICK_MS it looks
  * two ticks ahead for due crawls and holds back those beyond SCHEDULER_BACKPRESSURE_THRESHOLD
  * waiting crawls (backpressure.ts), before BullMQ promotes them by itself.
  *
@@ -15,12 +15,12 @@
  * term ends.
  */
 import { Job } from 'bullmq';
-import type { LeaderTerm } from '../../context.js';
 import { toError } from '../../errors.js';
 import type { Logger } from '../../logging/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { RedisClient } from '../../redis/connection.js';
-import { startTermLoop } from '../../cluster/term-loop.js';
+import type { LeaderTerm } from '../../coordination/leadership.js';
+import { startTermLoop } from '../../coordination/term-loop.js';
 import type { PipelineSettings } from '../settings.js';
 import { planBackpressure, type DueCrawl } from './backpressure.js';
 import type { CrawlScheduler } from './crawl-scheduler.js';

@@ -24,55 +24,14 @@ import { RedisScript } from '../../redis/script.js';
 
 const BUCKET_SIZE = 100;
 
-const claimMany = new RedisScript(
-  'crawl-chain-claim',
-  `-- KEYS[1] set of buckets in use, KEYS[1 + i] bucket hash of pair i
--- ARGV pairs: ipId, candidate task id; ARGV[#ARGV] is the bucket number of each pair, comma-separated
--- Returns per pair: the candidate when it was claimed, else the task id already there, prefixed "="
-local out = {}
-local buckets = {}
-for b in string.gmatch(ARGV[#ARGV], '[^,]+') do buckets[#buckets + 1] = b end
-for i = 1, (#ARGV - 1) / 2 do
-  local key = KEYS[1 + i]
-  local ip, task = ARGV[2 * i - 1], ARGV[2 * i]
-  if redis.call('HSETNX', key, ip, task) == 1 then
-    redis.call('SADD', KEYS[1], buckets[i])
-    out[#out + 1] = task
-  else
-    out[#out + 1] = '=' .. redis.call('HGET', key, ip)
-  end
-end
-return out`,
-);
+/** claim: absent → T, for many IPs at once (crawl-chain-claim.lua). */
+const claimMany = RedisScript.load('crawl-chain-claim', new URL('./crawl-chain-claim.lua', import.meta.url), { keys: ['buckets'], args: [] });
 
-const advanceScript = new RedisScript(
-  'crawl-chain-advance',
-  `-- KEYS[1] bucket hash
--- ARGV[1] ipId, ARGV[2] from task id, ARGV[3] next task id
--- Returns 'advanced' (was from, now next), 'already' (was next already), 'none' (no entry),
--- or 'stale:<current>' (the chain belongs to another task)
-local cur = redis.call('HGET', KEYS[1], ARGV[1])
-if cur == ARGV[2] then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-  return 'advanced'
-elseif cur == ARGV[3] then
-  return 'already'
-elseif not cur then
-  return 'none'
-end
-return 'stale:' .. cur`,
-);
+/** advance: T → N (crawl-chain-advance.lua). */
+const advanceScript = RedisScript.load('crawl-chain-advance', new URL('./crawl-chain-advance.lua', import.meta.url), { keys: ['bucket'], args: ['ipId', 'from', 'next'] });
 
-const releaseScript = new RedisScript(
-  'crawl-chain-release',
-  `-- KEYS[1] bucket hash
--- ARGV[1] ipId, ARGV[2] expected task id or '' for any
--- Returns the released task id, or false when nothing (or another task) held the entry
-local cur = redis.call('HGET', KEYS[1], ARGV[1])
-if not cur or (ARGV[2] ~= '' and cur ~= ARGV[2]) then return false end
-redis.call('HDEL', KEYS[1], ARGV[1])
-return cur`,
-);
+/** release: any (or exactly T) → absent (crawl-chain-release.lua). */
+const releaseScript = RedisScript.load('crawl-chain-release', new URL('./crawl-chain-release.lua', import.meta.url), { keys: ['bucket'], args: ['ipId', 'expected'] });
 
 export type AdvanceOutcome = { kind: 'advanced' | 'already' | 'none' } | { kind: 'stale'; current: string };
 
@@ -120,8 +79,12 @@ export class CrawlChain {
     if (!candidates.length) return out;
     const reply = await claimMany.run<string[]>(
       this.redis,
-      [this.keys.crawlChainBuckets(), ...candidates.map((c) => this.key(c.ipId))],
-      [...candidates.flatMap((c) => [c.ipId, c.taskId]), candidates.map((c) => chainBucket(c.ipId)).join(',')],
+      { buckets: this.keys.crawlChainBuckets() },
+      {},
+      {
+        keys: candidates.map((c) => this.key(c.ipId)),
+        args: [...candidates.flatMap((c) => [c.ipId, c.taskId]), candidates.map((c) => chainBucket(c.ipId)).join(',')],
+      },
     );
     candidates.forEach((c, i) => {
       const r = reply[i]!;
@@ -131,13 +94,13 @@ export class CrawlChain {
   }
 
   async advance(ipId: number, from: string, next: string): Promise<AdvanceOutcome> {
-    const r = await advanceScript.run<string>(this.redis, [this.key(ipId)], [ipId, from, next]);
+    const r = await advanceScript.run<string>(this.redis, { bucket: this.key(ipId) }, { ipId, from, next });
     if (r.startsWith('stale:')) return { kind: 'stale', current: r.slice('stale:'.length) };
     return { kind: r as 'advanced' | 'already' | 'none' };
   }
 
   /** Removes the entry (only when it is `expected`, if given). Returns the task id removed. */
   async release(ipId: number, expected?: string): Promise<string | undefined> {
-    return (await releaseScript.run<string | null>(this.redis, [this.key(ipId)], [ipId, expected ?? ''])) ?? undefined;
+    return (await releaseScript.run<string | null>(this.redis, { bucket: this.key(ipId) }, { ipId, expected: expected ?? '' })) ?? undefined;
   }
 }

@@ -14,11 +14,13 @@
  * the task's own id to its derived successor, so each of them may run any number of times.
  */
 import type { Job, Queue } from 'bullmq';
-import type { Database } from '../../db/client.js';
 import type { Logger } from '../../logging/logger.js';
+import { PENDING_STATES, QUEUED_STATES } from '../../queues/job-states.js';
 import type { QueueRegistry } from '../../queues/registry.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
+import type { IpStore } from '../ip-store.js';
+import type { ResultStore } from '../result-store.js';
 import type { PipelineSettings } from '../settings.js';
 import { CrawlChain, type AdvanceOutcome } from './crawl-chain.js';
 import { ipIdOfTask, newTaskId, nextTaskId, resultJobId, taskOfResultJob } from './task-ids.js';
@@ -30,8 +32,7 @@ export interface SchedulableIp {
 
 export type JobState = Awaited<ReturnType<Queue['getJobState']>>;
 
-const PENDING: readonly string[] = ['delayed', 'waiting', 'prioritized', 'waiting-children'];
-const IN_FLIGHT: readonly string[] = [...PENDING, 'active'];
+const IN_FLIGHT: ReadonlySet<string> = new Set([...PENDING_STATES, 'active']);
 
 /** Where the chain link of a task stands. */
 export type LinkState =
@@ -63,7 +64,8 @@ export interface SchedulerDeps {
   queues: QueueRegistry;
   redis: RedisClient;
   keys: Keys;
-  db: Database;
+  ips: IpStore;
+  results: Pick<ResultStore, 'wasProcessed'>;
   settings: PipelineSettings;
   logger: Logger;
 }
@@ -144,13 +146,12 @@ export class CrawlScheduler {
    */
   async linkState(taskId: string): Promise<LinkState> {
     const state = await this.queue.getJobState(taskId);
-    if (PENDING.includes(state)) return 'pending';
+    if (PENDING_STATES.has(state)) return 'pending';
     if (state === 'active') return 'running';
     const resultState = await this.deps.queues.queue('crawlResult').getJobState(resultJobId(taskId));
-    if (IN_FLIGHT.includes(resultState)) return 'in_pipeline';
+    if (IN_FLIGHT.has(resultState)) return 'in_pipeline';
     if (state === 'completed' || state === 'failed' || resultState === 'completed' || resultState === 'failed') return 'finished';
-    const processed = await this.deps.db.prisma.processedResult.findUnique({ where: { taskId }, select: { taskId: true } });
-    return processed ? 'finished' : 'missing';
+    return (await this.deps.results.wasProcessed(taskId)) ? 'finished' : 'missing';
   }
 
   /**
@@ -194,7 +195,7 @@ export class CrawlScheduler {
         if (moved) return { taskId, status: 'moved_forward' };
         continue; // it was promoted or taken meanwhile: look again
       }
-      if (state === 'waiting' || state === 'prioritized' || state === 'waiting-children') return { taskId, status: 'already_queued' };
+      if (QUEUED_STATES.has(state)) return { taskId, status: 'already_queued' };
       if (state === 'active') return { taskId, status: 'running' };
       if (state === 'failed') {
         // Failed for good; its flow's parent would move the chain on at the interval: move it on
@@ -226,7 +227,7 @@ export class CrawlScheduler {
   async afterFailure(taskId: string): Promise<{ advanced: boolean; next?: string }> {
     const ipId = ipIdOfTask(taskId);
     if (ipId === undefined) return { advanced: false };
-    const ip = await this.deps.db.prisma.ip.findUnique({ where: { id: ipId } });
+    const ip = await this.deps.ips.find(ipId);
     if (!ip?.active) return { advanced: false };
     const dueAt = Date.now() + ip.intervalSeconds * 1000;
     const r = await this.advance(ip, taskId, dueAt);
@@ -257,7 +258,7 @@ export class CrawlScheduler {
     const taskId = queue === 'crawl' ? jobId : taskOfResultJob(jobId);
     const ipId = taskId === undefined ? undefined : ipIdOfTask(taskId);
     if (taskId === undefined || ipId === undefined) throw new Error(`job "${jobId}" is not part of a crawl chain`);
-    const ip = await this.deps.db.prisma.ip.findUnique({ where: { id: ipId } });
+    const ip = await this.deps.ips.find(ipId);
     if (!ip) return { jobId, status: 'ip_gone' };
     if (!ip.active) return { jobId, status: 'ip_inactive' };
     if (queue === 'crawl-result') {
@@ -279,7 +280,7 @@ export class CrawlScheduler {
   /** Removes a crawl job if it is still pending (never an active one). */
   async removeIfPending(taskId: string): Promise<boolean> {
     const state = await this.queue.getJobState(taskId);
-    if (!PENDING.includes(state)) return false;
+    if (!PENDING_STATES.has(state)) return false;
     return (await this.queue.remove(taskId).catch(() => 0)) === 1;
   }
 
@@ -293,7 +294,7 @@ export class CrawlScheduler {
   /** Keeps the pending crawl's payload in step with an IP's new keyword. */
   async updateKeyword(ipId: number, keyword: string): Promise<void> {
     const job = await this.pendingJob(ipId);
-    if (job && PENDING.includes(await job.getState())) await job.updateData({ ...job.data, keyword }).catch(() => undefined);
+    if (job && PENDING_STATES.has(await job.getState())) await job.updateData({ ...job.data, keyword }).catch(() => undefined);
   }
 
   /** The IP's current crawl: task id, state and (when delayed) its due time. */
@@ -310,15 +311,8 @@ export class CrawlScheduler {
   }
 
   /** Writes the planned next crawl times to the IPs (informational; the job's delay is the truth). */
-  async recordNextCrawl(entries: readonly { ipId: number; dueAt: number }[]): Promise<void> {
-    for (let i = 0; i < entries.length; i += 5000) {
-      const part = entries.slice(i, i + 5000);
-      await this.deps.db.pool.query(
-        `UPDATE ips SET next_crawl_at = u.due, updated_at = now()
-           FROM unnest($1::int[], $2::timestamptz[]) AS u(id, due) WHERE ips.id = u.id`,
-        [part.map((e) => e.ipId), part.map((e) => new Date(e.dueAt))],
-      );
-    }
+  recordNextCrawl(entries: readonly { ipId: number; dueAt: number }[]): Promise<void> {
+    return this.deps.ips.recordNextCrawl(entries);
   }
 
   private async pendingJob(ipId: number): Promise<Job | undefined> {

@@ -14,9 +14,9 @@
  * that entry moved on, which makes the job an orphan), and an entry seen is backed by the IP row
  * read later. Everything it changes goes through the same compare-and-set moves as everyone else.
  */
-import type { Database } from '../../db/client.js';
 import type { Logger } from '../../logging/logger.js';
 import type { RedisClient } from '../../redis/connection.js';
+import type { IpSchedule, IpStore } from '../ip-store.js';
 import type { CrawlScheduler } from './crawl-scheduler.js';
 import { plannedDue, spreadDueTimes } from './due-times.js';
 import { ipIdOfTask } from './task-ids.js';
@@ -31,17 +31,9 @@ export interface ReconcileReport {
   ms: number;
 }
 
-interface IpRow {
-  id: number;
-  keyword: string;
-  active: boolean;
-  interval_seconds: number;
-  last_crawled_at: Date | null;
-}
-
 export interface ReconcileDeps {
   scheduler: CrawlScheduler;
-  db: Database;
+  ips: Pick<IpStore, 'schedules'>;
   redis: RedisClient;
   logger: Logger;
   spreadSeconds: number;
@@ -53,7 +45,7 @@ export interface ReconcileDeps {
 
 export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   const started = performance.now();
-  const { scheduler, db, redis } = deps;
+  const { scheduler, redis } = deps;
   const queue = scheduler.queue;
   const report: ReconcileReport = { activeIps: 0, scheduled: 0, reAdded: 0, advanced: 0, orphansRemoved: 0, released: 0, ms: 0 };
 
@@ -80,8 +72,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   const chains = await scheduler.chain.all();
 
   // 3. IPs.
-  const { rows } = await db.pool.query<IpRow>('SELECT id, keyword, active, interval_seconds, last_crawled_at FROM ips');
-  const ips = new Map(rows.map((r) => [r.id, r]));
+  const ips = new Map((await deps.ips.schedules()).map((r) => [r.id, r]));
 
   // Pending jobs that are not their IP's current link: orphans (a crash between releasing an
   // entry and removing its job, or a job added by hand). Re-checked one by one before removal.
@@ -104,8 +95,8 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   }
 
   const now = Date.now();
-  const unscheduled: IpRow[] = [];
-  const toCheck: { ip: IpRow; taskId: string }[] = [];
+  const unscheduled: IpSchedule[] = [];
+  const toCheck: { ip: IpSchedule; taskId: string }[] = [];
   for (const ip of ips.values()) {
     if (!ip.active) continue;
     report.activeIps += 1;

@@ -1,0 +1,27 @@
+/**
+ * The Lua scripts of a lease. The value of a lease key is "<instance id>#<fencing token>", so
+ * a renewal or release only acts on the term it was issued for.
+ */
+import { RedisScript } from '../redis/script.js';
+
+/** Takes a free lease and issues the next fencing token (lease-acquire.lua). */
+export const acquireLease = RedisScript.load('lease-acquire', new URL('./lease-acquire.lua', import.meta.url), { keys: ['lease', 'tokenCounter'], args: ['instanceId', 'ttlMs', 'previousValue'] });
+
+/** Extends the lease while it still holds this term's value (lease-renew.lua). */
+export const renewLease = RedisScript.load('lease-renew', new URL('./lease-renew.lua', import.meta.url), { keys: ['lease'], args: ['termValue', 'ttlMs'] });
+
+/** Deletes the lease while it still holds this term's value (lease-release.lua). */
+export const releaseLease = RedisScript.load('lease-release', new URL('./lease-release.lua', import.meta.url), { keys: ['lease'], args: ['termValue'] });
+
+/** The value a term writes into its lease. */
+export function leaseValue(instanceId: string, token: number): string {
+  return `${instanceId}#${token}`;
+}
+
+/** The holder of a lease value ("<instance>#<token>"). */
+export function parseLeaseValue(value: string | null): { instanceId: string; token: number } | null {
+  if (!value) return null;
+  const at = value.lastIndexOf('#');
+  if (at < 0) return { instanceId: value, token: 0 };
+  return { instanceId: value.slice(0, at), token: Number(value.slice(at + 1)) };
+}

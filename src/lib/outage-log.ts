@@ -1,0 +1,35 @@
+/**
+ * Logs an outage of a dependency once when it begins and once when it ends, however many calls
+ * fail meanwhile: callers report every failure and every success, the log gets two lines per
+ * outage instead of one per failed call (or per reconnect attempt).
+ *
+ * States: up ──failure──▶ down (began logged) ──success──▶ up (ended logged). Further failures
+ * while down and successes while up log nothing. Starts up.
+ */
+export interface OutageReport<C> {
+  /** The first failure of an outage. */
+  began(cause: C): void;
+  /** The first success after it. */
+  ended(): void;
+}
+
+export class OutageLog<C = unknown> {
+  private down = false;
+
+  constructor(private readonly report: OutageReport<C>) {}
+
+  /** Whether the last report was a failure. */
+  get isDown(): boolean {
+    return this.down;
+  }
+
+  failure(cause: C): void {
+    if (!this.down) this.report.began(cause);
+    this.down = true;
+  }
+
+  success(): void {
+    if (this.down) this.report.ended();
+    this.down = false;
+  }
+}

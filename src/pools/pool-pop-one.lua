@@ -1,0 +1,12 @@
+-- KEYS[1] pool      the pool list
+-- KEYS[2] consumed  the consumed list (items waiting to be marked in the DB)
+-- KEYS[3..4] (optional) the caller's logout blacklist key and credential state key: the REVOKED
+--   or UNCHECKED error and no pop unless the first is absent and the second holds the last ARGV
+-- ARGV[1..1] (with KEYS[3]) the state the caller's credential carries
+-- Pops one item (FIFO) into the consumed list. Returns {item, pool length after the pop}, or
+-- {pool length} (0) when the pool is empty.
+{{revocationGuard}}
+local item = redis.call('RPOP', KEYS[1])
+if not item then return {redis.call('LLEN', KEYS[1])} end
+redis.call('LPUSH', KEYS[2], item)
+return {item, redis.call('LLEN', KEYS[1])}

@@ -1,0 +1,38 @@
+/**
+ * The API's composition root: each domain's wiring (src/<domain>/wiring.ts) builds its services
+ * from the platform context; the job console gets the chains' replays (a dead crawl or refresh
+ * replays through its chain: never a second pending crawl or refresh). The routes receive these.
+ */
+import { wireAuth, type AuthWiring } from '../auth/wiring.js';
+import type { PlatformContext } from '../context.js';
+import { wireClusterView } from '../coordination/wiring.js';
+import { wireFeedsApi } from '../feeds/wiring.js';
+import type { ApiServices } from '../http/routes/index.js';
+import { createMessageService, wireRefusedMessages } from '../messages/wiring.js';
+import { createIpService, createScheduler } from '../pipeline/wiring.js';
+import { wirePoolService } from '../pools/wiring.js';
+import { queues } from '../queues/definitions.js';
+import { JobInspector, type ReplayHandler } from '../queues/job-inspector.js';
+
+export function wireApi(ctx: PlatformContext, auth: AuthWiring = wireAuth(ctx)): ApiServices {
+  const feeds = wireFeedsApi(ctx);
+  const crawls = createScheduler(ctx);
+  const replay = new Map<string, ReplayHandler>([
+    [queues.crawl.name, (job) => crawls.replay('crawl', job.id!)],
+    [queues.crawlResult.name, (job) => crawls.replay('crawl-result', job.id!)],
+    [queues.feedRefresh.name, (job) => feeds.replayDead(job.id!)],
+  ]);
+  return {
+    auth,
+    jobs: new JobInspector({ queues: ctx.queues, redis: ctx.redis, replay }),
+    feeds: feeds.service,
+    ownsFeed: feeds.isOwnedBy,
+    ips: createIpService(ctx),
+    ipWeights: ctx.config.pipeline,
+    pools: wirePoolService(ctx),
+    messages: createMessageService(ctx),
+    messageSettings: ctx.config.messages,
+    refusedMessages: wireRefusedMessages(ctx),
+    cluster: wireClusterView(ctx),
+  };
+}
