@@ -16,7 +16,25 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', performance: 'readonly', fetch: 'readonly', Blob: 'readonly', structuredClone: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly' } },
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: 'module',
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        performance: 'readonly',
+        fetch: 'readonly',
+        Blob: 'readonly',
+        structuredClone: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       '@typescript-eslint/no-explicit-any': 'off',
@@ -28,7 +46,10 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/workers/**', '**/test/**', '**/bench/**'], message: 'production code must not import entry points, tests or benchmarks' }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/workers/**', '**/test/**', '**/bench/**'], message: 'production code must not import entry points, tests or benchmarks' }] },
+      ],
     },
   },
   {
@@ -36,7 +57,10 @@ export default tseslint.config(
     files: [...INFRA.map((d) => `src/${d}/**/*.ts`), 'src/errors.ts', 'src/context.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: [...domainImports, ...upperLayers], message: 'infrastructure must not depend on domains or upper layers' }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: [...domainImports, ...upperLayers], message: 'infrastructure must not depend on domains or upper layers' }] },
+      ],
     },
   },
   // Domains use infrastructure, never another domain, the HTTP layer, the runtime or entry points.
@@ -49,7 +73,10 @@ export default tseslint.config(
         {
           patterns: [
             { group: upperLayers, message: 'domains must not depend on the HTTP layer, the runtime or entry points' },
-            { group: DOMAINS.filter((d) => d !== domain).map((d) => `**/${d}/**`), message: `a domain must not import another domain (${domain}); move what they share to infrastructure` },
+            {
+              group: DOMAINS.filter((d) => d !== domain).map((d) => `**/${d}/**`),
+              message: `a domain must not import another domain (${domain}); move what they share to infrastructure`,
+            },
           ],
         },
       ],

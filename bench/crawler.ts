@@ -88,7 +88,9 @@ interface TreeMemory {
 /** Memory (MB) of the Chromium browsers whose profile lies under `profileRoot`, with all their children. */
 function chromiumTreeMemory(profileRoot: string): TreeMemory {
   const table = processTable();
-  const roots = [...table].filter(([, p]) => p.args.some((a) => a.startsWith(`--user-data-dir=${profileRoot}`)) && !p.args.some((a) => a.startsWith('--type='))).map(([pid]) => pid);
+  const roots = [...table]
+    .filter(([, p]) => p.args.some((a) => a.startsWith(`--user-data-dir=${profileRoot}`)) && !p.args.some((a) => a.startsWith('--type=')))
+    .map(([pid]) => pid);
   const tree = new Set(roots);
   let grew = true;
   while (grew) {
@@ -129,7 +131,12 @@ function sampleMemory(profileRoot: string): { stop(): TreeMemory } {
 
 // ---- the crawler ------------------------------------------------------------------------------
 
-async function crawlerRun(label: string, concurrency: number, pagesPerBrowser: number, deps: { redisUrl: string; dbUrl: string; marketUrl: string }): Promise<RunResult> {
+async function crawlerRun(
+  label: string,
+  concurrency: number,
+  pagesPerBrowser: number,
+  deps: { redisUrl: string; dbUrl: string; marketUrl: string },
+): Promise<RunResult> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'wp-bench-crawl-'));
   const prefix = `bench${label.replace(/[^a-z0-9]/gi, '')}`;
   const config = loadConfig({
@@ -184,7 +191,9 @@ async function crawlerRun(label: string, concurrency: number, pagesPerBrowser: n
     const errors = done.reduce((sum, j) => sum + (j.returnvalue as { errors: unknown[] }).errors.length, 0);
     if (items !== JOBS * 2 * PAGES_PER_STATUS * ITEMS_PER_PAGE || errors) throw new Error(`${label}: ${items} items, ${errors} page errors`);
     const launches = (await platform.ctx.metrics.registry.getSingleMetric('wp_crawler_browser_launch_seconds')!.get()).values;
-    const pick = (suffix: string) => launches.find((v) => (v as { metricName?: string }).metricName === `wp_crawler_browser_launch_seconds_${suffix}` && v.labels.reason === 'recycle')?.value ?? 0;
+    const pick = (suffix: string) =>
+      launches.find((v) => (v as { metricName?: string }).metricName === `wp_crawler_browser_launch_seconds_${suffix}` && v.labels.reason === 'recycle')
+        ?.value ?? 0;
     const count = pick('count');
     return { seconds, pages: JOBS * 2 * PAGES_PER_STATUS, items, peak, recycles: { count, meanMs: count ? (pick('sum') / count) * 1000 : 0 } };
   } finally {
@@ -289,7 +298,9 @@ async function main(): Promise<void> {
   const redis = await startRedisServer({ dir: redisDir });
   const pgCluster = await startPostgresCluster();
   const deps = { redisUrl: redis.url, dbUrl: pgCluster.url, marketUrl: market.url };
-  console.log(`crawler benchmark: ${JOBS} jobs x (${PAGES_PER_STATUS} on-sale + ${PAGES_PER_STATUS} sold pages) x ${ITEMS_PER_PAGE} items = ${JOBS * 2 * PAGES_PER_STATUS} pages, ${JOBS * 2 * PAGES_PER_STATUS * ITEMS_PER_PAGE} items per run; ${os.cpus().length} cores\n`);
+  console.log(
+    `crawler benchmark: ${JOBS} jobs x (${PAGES_PER_STATUS} on-sale + ${PAGES_PER_STATUS} sold pages) x ${ITEMS_PER_PAGE} items = ${JOBS * 2 * PAGES_PER_STATUS} pages, ${JOBS * 2 * PAGES_PER_STATUS * ITEMS_PER_PAGE} items per run; ${os.cpus().length} cores\n`,
+  );
   try {
     const rows: { c: number; crawler: RunResult; bare: RunResult }[] = [];
     for (const c of CONCURRENCIES) {
@@ -299,7 +310,9 @@ async function main(): Promise<void> {
       console.log(`  concurrency ${c}: crawler ${f1(crawler.seconds)} s, bare loop ${f1(bare.seconds)} s`);
     }
     const base = rows[0]!;
-    console.log('\n| concurrency | crawler pages/s | crawler items/s | speed-up | bare pages/s | bare items/s | speed-up | crawler / bare | peak memory crawler / bare, MB RSS (PSS) |');
+    console.log(
+      '\n| concurrency | crawler pages/s | crawler items/s | speed-up | bare pages/s | bare items/s | speed-up | crawler / bare | peak memory crawler / bare, MB RSS (PSS) |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
       const cp = r.crawler.pages / r.crawler.seconds;
@@ -313,9 +326,15 @@ async function main(): Promise<void> {
     const plain = rows.find((r) => r.c === 2)!.crawler;
     const recycles = recycling.recycles!;
     const launchClose = await launchCloseMs();
-    console.log(`\nrecycle: concurrency 2 with a recycle every 5 pages (${recycles.count} recycles): ${f1(recycling.seconds)} s vs ${f1(plain.seconds)} s without;`);
-    console.log(`  ${f2((recycling.pages / recycling.seconds) / (plain.pages / plain.seconds))}x the throughput, ${Math.round(((recycling.seconds - plain.seconds) / Math.max(1, recycles.count)) * 1000)} ms of wall time per recycle;`);
-    console.log(`  new pages wait ${Math.round(recycles.meanMs)} ms (mean launch of the next browser); peak ${Math.round(recycling.peak.rssMb)} MB RSS (${Math.round(recycling.peak.pssMb)} PSS) with two browsers while one drains`);
+    console.log(
+      `\nrecycle: concurrency 2 with a recycle every 5 pages (${recycles.count} recycles): ${f1(recycling.seconds)} s vs ${f1(plain.seconds)} s without;`,
+    );
+    console.log(
+      `  ${f2(recycling.pages / recycling.seconds / (plain.pages / plain.seconds))}x the throughput, ${Math.round(((recycling.seconds - plain.seconds) / Math.max(1, recycles.count)) * 1000)} ms of wall time per recycle;`,
+    );
+    console.log(
+      `  new pages wait ${Math.round(recycles.meanMs)} ms (mean launch of the next browser); peak ${Math.round(recycling.peak.rssMb)} MB RSS (${Math.round(recycling.peak.pssMb)} PSS) with two browsers while one drains`,
+    );
     console.log(`  launch + close of a stealth browser alone: ${Math.round(launchClose)} ms (median of 3)`);
   } finally {
     await pgCluster.stop();

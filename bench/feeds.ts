@@ -78,14 +78,18 @@ interface RoundResult extends RoundSpec {
 }
 
 function env(redisUrl: string, databaseUrl: string, dataDir: string, spacingMs: number): NodeJS.ProcessEnv {
-  return testEnv({ url: redisUrl }, { url: databaseUrl, poolSize: 10 }, {
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    FEED_DOMAIN_MIN_INTERVAL_MS: String(spacingMs),
-    FEED_WORKER_CONCURRENCY: String(CONCURRENCY),
-    FEED_RECONCILE_INTERVAL_SECONDS: '0',
-    OUTBOUND_ALLOW: '127.0.0.0/8', // the fixture feed server's hosts (loopback is refused by default)
-  });
+  return testEnv(
+    { url: redisUrl },
+    { url: databaseUrl, poolSize: 10 },
+    {
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      FEED_DOMAIN_MIN_INTERVAL_MS: String(spacingMs),
+      FEED_WORKER_CONCURRENCY: String(CONCURRENCY),
+      FEED_RECONCILE_INTERVAL_SECONDS: '0',
+      OUTBOUND_ALLOW: '127.0.0.0/8', // the fixture feed server's hosts (loopback is refused by default)
+    },
+  );
 }
 
 /** CPU seconds (user + system) a process has used so far. */
@@ -101,7 +105,9 @@ async function round(spec: RoundSpec, ctx: { redisUrl: string; dbUrl: string; da
   // the platform's own feed scheduler (with its domain gate), as the API process builds it
   const { scheduler } = createFeedServices({ config, db, redis: connections.create('command', 'bench'), keys, queues });
   const spawned = await Promise.allSettled(
-    Array.from({ length: WORKERS }, (_, i) => spawnPlatform('feeds', { ...env(ctx.redisUrl, ctx.dbUrl, ctx.dataDir, spacingMs), INSTANCE_ID: `bench-feeds-${i + 1}` }, { startTimeoutMs: 120_000 })),
+    Array.from({ length: WORKERS }, (_, i) =>
+      spawnPlatform('feeds', { ...env(ctx.redisUrl, ctx.dbUrl, ctx.dataDir, spacingMs), INSTANCE_ID: `bench-feeds-${i + 1}` }, { startTimeoutMs: 120_000 }),
+    ),
   );
   const workers: PlatformProcess[] = spawned.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   try {
@@ -207,7 +213,9 @@ const RICH_ARTICLE =
   '<p style="color:red" onclick="x()">Closing paragraph of the article, with a few words to read.</p>';
 
 function richRssDocument(items: number): string {
-  const parts = ['<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel><title>Rich</title><link>http://bench.test/</link><description>d</description>'];
+  const parts = [
+    '<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel><title>Rich</title><link>http://bench.test/</link><description>d</description>',
+  ];
   for (let i = 0; i < items; i++) {
     parts.push(
       `<item><title>Rich &lt;b&gt;item&lt;/b&gt; ${i}</title><link>/rich/${i}</link><guid isPermaLink="false">rich-${i}</guid><pubDate>Mon, 01 Jan 2024 00:00:00 GMT</pubDate>` +
@@ -250,7 +258,12 @@ function parseBench(): { name: string; mb: number; mbPerSecond: number; items: n
     { name: 'RSS 2.0, rich HTML articles', doc: rich },
   ].map(({ name, doc }) => {
     const items = parseFeedDocument(doc, 'application/xml', 'http://bench.test/feed').articles.length;
-    return { name, mb: doc.byteLength / 1024 / 1024, items, mbPerSecond: throughput(doc.byteLength, () => parseFeedDocument(doc, null, 'http://bench.test/feed')) };
+    return {
+      name,
+      mb: doc.byteLength / 1024 / 1024,
+      items,
+      mbPerSecond: throughput(doc.byteLength, () => parseFeedDocument(doc, null, 'http://bench.test/feed')),
+    };
   });
   rows.push({
     name: 'baseline: JSON.parse of the JSON Feed',
@@ -290,9 +303,13 @@ async function main(): Promise<void> {
     console.log(line(small, `200 feeds, 20 domains, spacing ${SPACING_MS} ms`));
     const bound = (r: RoundResult) => r.domains * (1000 / r.spacingMs);
     const idealSpan = (r: RoundResult) => (r.feeds / r.domains - 1) * r.spacingMs;
-    console.log(`  ratio to the spacing bound (${bound(spaced)} refreshes/s):            ${(spaced.refreshesPerSecond / bound(spaced)).toFixed(2)}  (target >= 0.80)`);
+    console.log(
+      `  ratio to the spacing bound (${bound(spaced)} refreshes/s):            ${(spaced.refreshesPerSecond / bound(spaced)).toFixed(2)}  (target >= 0.80)`,
+    );
     console.log(`  ratio to the machine's capacity (baseline):            ${(spaced.refreshesPerSecond / baseline.refreshesPerSecond).toFixed(2)}`);
-    console.log(`  200/20 round: ratio to its bound (${bound(small)} refreshes/s):      ${(small.refreshesPerSecond / bound(small)).toFixed(2)};  ideal per-domain span ${idealSpan(small)} ms / measured ${small.meanDomainSpanMs.toFixed(0)} ms = ${(idealSpan(small) / small.meanDomainSpanMs).toFixed(2)}`);
+    console.log(
+      `  200/20 round: ratio to its bound (${bound(small)} refreshes/s):      ${(small.refreshesPerSecond / bound(small)).toFixed(2)};  ideal per-domain span ${idealSpan(small)} ms / measured ${small.meanDomainSpanMs.toFixed(0)} ms = ${(idealSpan(small) / small.meanDomainSpanMs).toFixed(2)}`,
+    );
     const never = spaced.minGapMs >= SPACING_MS && small.minGapMs >= SPACING_MS;
     console.log(`  spacing never under ${SPACING_MS} ms: ${never ? 'yes' : 'NO'} (min ${Math.min(spaced.minGapMs, small.minGapMs).toFixed(1)} ms)`);
     if (!never) process.exitCode = 1;
@@ -300,7 +317,10 @@ async function main(): Promise<void> {
     console.log('\nparse throughput (parseFeedDocument: decode + well-formedness + feedsmith + mapping + URLs + sanitizing), ~5 MB documents, median of 5:');
     const parse = parseBench();
     const base = parse.at(-1)!.mbPerSecond;
-    for (const p of parse) console.log(`  ${p.name.padEnd(40)} ${p.mb.toFixed(1)} MB  ${String(p.items).padStart(6)} items  ${p.mbPerSecond.toFixed(1).padStart(7)} MB/s  (${(p.mbPerSecond / base).toFixed(2)} × JSON.parse)`);
+    for (const p of parse)
+      console.log(
+        `  ${p.name.padEnd(40)} ${p.mb.toFixed(1)} MB  ${String(p.items).padStart(6)} items  ${p.mbPerSecond.toFixed(1).padStart(7)} MB/s  (${(p.mbPerSecond / base).toFixed(2)} × JSON.parse)`,
+      );
   } finally {
     await server.stop();
     await cluster.stop();

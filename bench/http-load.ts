@@ -77,7 +77,14 @@ export async function load(target: Target, clients: number, ms: number): Promise
   const once = (client: number) =>
     new Promise<void>((resolve) => {
       const { path: p, method, body } = target.call(client);
-      const headers = { ...target.headers, ...(body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : method === 'GET' ? {} : { 'content-length': '0' }) };
+      const headers = {
+        ...target.headers,
+        ...(body
+          ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }
+          : method === 'GET'
+            ? {}
+            : { 'content-length': '0' }),
+      };
       const started = performance.now();
       const req = http.request({ host: base.hostname, port: base.port, path: p, method, agent, headers }, (res) => {
         const chunks: Buffer[] = [];
@@ -149,7 +156,13 @@ export async function spawnServer(
   ready: RegExp,
   nodeFlags: string[] = [],
 ): Promise<{ server: PlatformProcess; match: RegExpExecArray }> {
-  const server = await spawnTsProcess(script!, args, env, { name: script!, ready: (out) => ready.test(out), startTimeoutMs: 90_000, nodeFlags, ...(pinning ? { cpus: pinning.servers } : {}) });
+  const server = await spawnTsProcess(script!, args, env, {
+    name: script!,
+    ready: (out) => ready.test(out),
+    startTimeoutMs: 90_000,
+    nodeFlags,
+    ...(pinning ? { cpus: pinning.servers } : {}),
+  });
   return { server, match: ready.exec(server.output())! };
 }
 

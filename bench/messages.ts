@@ -45,7 +45,20 @@ import { startRedisServer } from '../src/services/redis-server-process.js';
 import { TEST_ADMIN, testEnv } from '../test/support/env.js';
 import type { PlatformProcess } from '../test/support/processes.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
-import { fmt, load, ms, pinLoadToCpu0, pinToLoadCpu, PREWARM_MS, rate, spawnServer, unpinLoad, type LoadResult, type Pinning, type Target } from './http-load.js';
+import {
+  fmt,
+  load,
+  ms,
+  pinLoadToCpu0,
+  pinToLoadCpu,
+  PREWARM_MS,
+  rate,
+  spawnServer,
+  unpinLoad,
+  type LoadResult,
+  type Pinning,
+  type Target,
+} from './http-load.js';
 import { medianBy } from './stats.js';
 
 const RUN_MS = 3000;
@@ -55,12 +68,16 @@ const CLIENTS = [1, 64];
 const CONTENT = 'A benchmark message of about one hundred bytes, like a short chat turn between a user and a model.';
 
 function platformEnv(redisUrl: string, databaseUrl: string, dataDir: string): NodeJS.ProcessEnv {
-  return testEnv({ url: redisUrl }, { url: databaseUrl, poolSize: 10 }, {
-    DATABASE_MIGRATE_ON_START: 'true',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    HTTP_ACCESS_LOG: 'false',
-  });
+  return testEnv(
+    { url: redisUrl },
+    { url: databaseUrl, poolSize: 10 },
+    {
+      DATABASE_MIGRATE_ON_START: 'true',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      HTTP_ACCESS_LOG: 'false',
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -85,7 +102,10 @@ function baselineApp(redis: Redis, keyOf: (session: string) => string, maxLen: n
   app.get('/baseline/sessions/:sessionId/messages', async (req, res) => {
     const limit = Number(req.query.limit ?? 50);
     const entries = await redis.lrange(keyOf(req.params.sessionId), -limit, -1);
-    res.status(200).type('application/json').send(`{"messages":[${entries.join(',')}],"source":"cache"}`);
+    res
+      .status(200)
+      .type('application/json')
+      .send(`{"messages":[${entries.join(',')}],"source":"cache"}`);
   });
   return app;
 }
@@ -131,7 +151,11 @@ interface Servers {
 }
 
 async function httpBench(servers: Servers, pinning: Pinning | undefined): Promise<void> {
-  const login = await fetch(`${servers.api.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(TEST_ADMIN) });
+  const login = await fetch(`${servers.api.url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(TEST_ADMIN),
+  });
   const { token } = (await login.json()) as { token: string };
   const auth = { authorization: `Bearer ${token}` };
   const body = JSON.stringify({ role: 'user', content: CONTENT });
@@ -149,7 +173,9 @@ async function httpBench(servers: Servers, pinning: Pinning | undefined): Promis
       headers: t.headers,
       okStatus: op === 'append' ? 201 : 200,
       call: (client: number) =>
-        op === 'append' ? { path: `${t.sessions}/bench-${client}/messages`, method: 'POST', body } : { path: `${t.sessions}/bench-${client}/messages?limit=50`, method: 'GET' },
+        op === 'append'
+          ? { path: `${t.sessions}/bench-${client}/messages`, method: 'POST', body }
+          : { path: `${t.sessions}/bench-${client}/messages?limit=50`, method: 'GET' },
     }));
   console.log(
     `HTTP: each server warmed up ${PREWARM_MS} ms, then ${RUN_MS} ms per run after ${WARMUP_MS} ms warm-up, median of ${ROUNDS} interleaved rounds; ` +
@@ -171,7 +197,9 @@ async function httpBench(servers: Servers, pinning: Pinning | undefined): Promis
       const [b, ...rest] = servedBy.map((t) => medianBy(rounds.get(t.name)!, rate));
       console.log(`${op.padEnd(6)} ${String(clients).padStart(2)} client(s)  ${servedBy[0]!.name.padEnd(13)} ${show(b!)}`);
       rest.forEach((r, i) =>
-        console.log(`${''.padEnd(20)} ${servedBy[i + 1]!.name.padEnd(13)} ${show(r)}   ${(rate(r) / rate(b!)).toFixed(2)}x req/s, ${(b!.cpuUs / r.cpuUs).toFixed(2)}x by cpu`),
+        console.log(
+          `${''.padEnd(20)} ${servedBy[i + 1]!.name.padEnd(13)} ${show(r)}   ${(rate(r) / rate(b!)).toFixed(2)}x req/s, ${(b!.cpuUs / r.cpuUs).toFixed(2)}x by cpu`,
+        ),
       );
     }
   }
@@ -275,14 +303,23 @@ async function persistBench(redisUrl: string, databaseUrl: string, dataDir: stri
     Array.from({ length: s.persistShards }, async (_, lane) => {
       for (let i = lane; i < batches.length; i += s.persistShards) {
         const b = batches[i]!;
-        await ctx.db.pool.query(BARE_INSERT, [b.map((m) => m.messageId), b.map((m) => m.sessionId), b.map((m) => String(m.seq)), b.map((m) => m.role), b.map((m) => m.content), b.map((m) => m.acceptedAt)]);
+        await ctx.db.pool.query(BARE_INSERT, [
+          b.map((m) => m.messageId),
+          b.map((m) => m.sessionId),
+          b.map((m) => String(m.seq)),
+          b.map((m) => m.role),
+          b.map((m) => m.content),
+          b.map((m) => m.acceptedAt),
+        ]);
       }
     }),
   );
   const ceiling = total / ((performance.now() - c0) / 1000);
   console.log(`baseline: bare INSERT ... unnest, 500 rows, ${s.persistShards} at a time ${ceiling.toFixed(0).padStart(7)} rows/s`);
   console.log(`worker: backlog of ${total} in the buffers              ${backlog.toFixed(0).padStart(7)} rows/s   ${(backlog / ceiling).toFixed(2)}x`);
-  console.log(`worker: stream from 64 callers, accepted to stored      ${stream.toFixed(0).padStart(7)} rows/s   ${(stream / ceiling).toFixed(2)}x   (accepted at ${(streamed / acceptSeconds).toFixed(0)}/s)`);
+  console.log(
+    `worker: stream from 64 callers, accepted to stored      ${stream.toFixed(0).padStart(7)} rows/s   ${(stream / ceiling).toFixed(2)}x   (accepted at ${(streamed / acceptSeconds).toFixed(0)}/s)`,
+  );
   await reset();
   await platform.stop();
 }
@@ -319,14 +356,19 @@ async function main(): Promise<void> {
     const databaseUrl = db.toString();
     const env = platformEnv(redis.url, databaseUrl, path.join(tmp, 'data'));
 
-    console.log(`messages benchmark, ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, load average ${os.loadavg()[0]!.toFixed(1)}`);
+    console.log(
+      `messages benchmark, ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, load average ${os.loadavg()[0]!.toFixed(1)}`,
+    );
     // The api role migrates the database; the baselines start once it has.
     const api = await spawnServer(pinning, ['workers/run-role.ts', 'api'], env, /API\s+(http:\/\/\S+)\/api/);
     children.push(api.server);
     const baselines = await spawnServer(pinning, ['bench/messages.ts', 'serve'], { ...env, DATABASE_MIGRATE_ON_START: 'false' }, /^(\{"baseline".*\})$/m);
     children.push(baselines.server);
     await httpBench(
-      { api: { url: api.match[1]!, pid: api.server.pid }, baselines: { ...(JSON.parse(baselines.match[1]!) as { baseline: string; baselineAuth: string }), pid: baselines.server.pid } },
+      {
+        api: { url: api.match[1]!, pid: api.server.pid },
+        baselines: { ...(JSON.parse(baselines.match[1]!) as { baseline: string; baselineAuth: string }), pid: baselines.server.pid },
+      },
       pinning,
     );
     for (const child of children.splice(0)) await child.stop(10_000);

@@ -121,7 +121,10 @@ async function benchResults(label: string, env: Env): Promise<{ label: string; p
   const pipeline = createResultPipeline(env.ctx, scheduler);
   await db.pool.query('TRUNCATE ips, processed_results RESTART IDENTITY CASCADE');
   // Crawled a minute ago: every result is compared and counted (an IP's first crawl is only recorded, first-crawl.ts).
-  const { rows } = await db.pool.query<{ id: number }>(`INSERT INTO ips (name, keyword, last_crawled_at, updated_at) SELECT 'IP ' || i, 'kw' || i, now() - interval '1 minute', now() FROM generate_series(1, $1::int) i RETURNING id`, [IPS]);
+  const { rows } = await db.pool.query<{ id: number }>(
+    `INSERT INTO ips (name, keyword, last_crawled_at, updated_at) SELECT 'IP ' || i, 'kw' || i, now() - interval '1 minute', now() FROM generate_series(1, $1::int) i RETURNING id`,
+    [IPS],
+  );
   await scheduler.scheduleMany(rows.map((r) => ({ id: r.id, keyword: `kw${r.id}`, dueAt: Date.now() + 3_600_000 })));
 
   const times: number[] = [];
@@ -130,7 +133,15 @@ async function benchResults(label: string, env: Env): Promise<{ label: string; p
     for (const { id } of rows) {
       const taskId = (await scheduler.chain.current(id))!;
       await scheduler.queue.remove(taskId); // the crawler took it
-      const result: CrawlResultPayload = { ipId: id, taskId, items: market(id, round), totalFound: ITEMS, pagesCrawled: 10, crawledAt: new Date().toISOString(), errors: [] };
+      const result: CrawlResultPayload = {
+        ipId: id,
+        taskId,
+        items: market(id, round),
+        totalFound: ITEMS,
+        pagesCrawled: 10,
+        crawledAt: new Date().toISOString(),
+        errors: [],
+      };
       const t0 = performance.now();
       const outcome = await pipeline.process(result);
       times.push(performance.now() - t0);
@@ -182,7 +193,11 @@ async function benchScheduling(env: Env) {
     const jobs = [];
     for (let id = i + 1; id <= Math.min(SCHEDULE_IPS, i + 1000); id++) {
       const taskId = `ip${id}-${'0'.repeat(8)}`; // same payload as the scheduler's
-      jobs.push({ name: 'crawl', data: { ipId: id, keyword: `kw${id}`, taskId, pagesOnSale, pagesSold }, opts: { delay: 60_000 + Math.floor((id / SCHEDULE_IPS) * 3_540_000) } });
+      jobs.push({
+        name: 'crawl',
+        data: { ipId: id, keyword: `kw${id}`, taskId, pagesOnSale, pagesSold },
+        opts: { delay: 60_000 + Math.floor((id / SCHEDULE_IPS) * 3_540_000) },
+      });
     }
     await plainQueue.addBulk(jobs);
   }
@@ -218,7 +233,11 @@ async function lateness(env: Env, mode: 'plain' | 'scheduler', settings: Record<
   if (mode === 'plain') {
     queueName = 'plain-crawl';
     const q = new Queue(queueName, { connection: local.connections.create('producer', 'plain'), prefix: local.ctx.keys.bullPrefix });
-    const jobs = Array.from({ length: DUE_AT_ONCE }, (_, i) => ({ name: 'crawl', data: { ipId: i + 1, keyword: `kw${i + 1}`, taskId: `t${i}`, pagesOnSale: 5, pagesSold: 5 }, opts: { delay: due - Date.now() } }));
+    const jobs = Array.from({ length: DUE_AT_ONCE }, (_, i) => ({
+      name: 'crawl',
+      data: { ipId: i + 1, keyword: `kw${i + 1}`, taskId: `t${i}`, pagesOnSale: 5, pagesSold: 5 },
+      opts: { delay: due - Date.now() },
+    }));
     await q.addBulk(jobs);
     await q.close();
   } else {
@@ -232,8 +251,18 @@ async function lateness(env: Env, mode: 'plain' | 'scheduler', settings: Record<
     // As the leaders do it: the start-up reconciliation (a maintenance task), and the backpressure loop.
     const scheduler = createScheduler(local.ctx);
     const term = { task: 'crawl-scheduler', token: 1, signal: new AbortController().signal, isCurrent: () => true };
-    stopLoop = startBackpressureLoop({ scheduler, redis: local.redis, settings: local.config.pipeline, metrics: new Metrics({ defaultMetrics: false }), logger }, term);
-    await reconcile({ scheduler, ips: new IpStore(local.db), redis: local.redis, logger, spreadSeconds: local.config.pipeline.spreadSeconds, leadMs: local.config.pipeline.tickMs });
+    stopLoop = startBackpressureLoop(
+      { scheduler, redis: local.redis, settings: local.config.pipeline, metrics: new Metrics({ defaultMetrics: false }), logger },
+      term,
+    );
+    await reconcile({
+      scheduler,
+      ips: new IpStore(local.db),
+      redis: local.redis,
+      logger,
+      spreadSeconds: local.config.pipeline.spreadSeconds,
+      leadMs: local.config.pipeline.tickMs,
+    });
   }
   const lates: number[] = [];
   let maxWaiting = 0;
@@ -285,21 +314,27 @@ try {
 
   const env = await openEnv(redisServer.url, pgUrl.toString(), 10);
   if (PARTS.includes('B')) {
-  console.log(`\nB. scheduling ${SCHEDULE_IPS.toLocaleString('en')} IPs (PostgreSQL)`);
-  const s = await benchScheduling(env);
-  console.log(`  plain BullMQ delayed jobs (addBulk)   ${s.plainSeconds.toFixed(1)} s   ${(s.plainBytes / SCHEDULE_IPS).toFixed(0)} B per job`);
-  console.log(`  scheduler (start-up reconciliation)   ${s.oursSeconds.toFixed(1)} s   ${(s.oursBytes / SCHEDULE_IPS).toFixed(0)} B per IP  → time ${ratio(s.oursSeconds, s.plainSeconds)}, memory ${ratio(s.oursBytes, s.plainBytes)} (target <= 1.3x)`);
-  console.log(`  a second reconciliation (nothing to do) ${s.recheckSeconds.toFixed(1)} s`);
+    console.log(`\nB. scheduling ${SCHEDULE_IPS.toLocaleString('en')} IPs (PostgreSQL)`);
+    const s = await benchScheduling(env);
+    console.log(`  plain BullMQ delayed jobs (addBulk)   ${s.plainSeconds.toFixed(1)} s   ${(s.plainBytes / SCHEDULE_IPS).toFixed(0)} B per job`);
+    console.log(
+      `  scheduler (start-up reconciliation)   ${s.oursSeconds.toFixed(1)} s   ${(s.oursBytes / SCHEDULE_IPS).toFixed(0)} B per IP  → time ${ratio(s.oursSeconds, s.plainSeconds)}, memory ${ratio(s.oursBytes, s.plainBytes)} (target <= 1.3x)`,
+    );
+    console.log(`  a second reconciliation (nothing to do) ${s.recheckSeconds.toFixed(1)} s`);
   }
 
   if (PARTS.includes('C')) {
-  console.log(`\nC. ${DUE_AT_ONCE.toLocaleString('en')} crawls due at once, worker concurrency 50 (lateness = processedOn - due)`);
-  const plain = await lateness(env, 'plain');
-  console.log(`  plain delayed jobs                    p50 ${ms(plain.p50)}  p99 ${ms(plain.p99)}  max ${ms(plain.max)}  most waiting ${plain.maxWaiting}`);
-  const open = await lateness(env, 'scheduler', { SCHEDULER_BACKPRESSURE_THRESHOLD: '2000', SCHEDULER_BATCH_SIZE: '2000' });
-  console.log(`  scheduler, threshold 2000 (not binding) p50 ${ms(open.p50)}  p99 ${ms(open.p99)}  max ${ms(open.max)}  most waiting ${open.maxWaiting}  → p99 ${ratio(open.p99, plain.p99)} (target <= 1.5x)`);
-  const held = await lateness(env, 'scheduler');
-  console.log(`  scheduler, defaults (threshold 25, batch 50) p50 ${ms(held.p50)}  p99 ${ms(held.p99)}  most waiting ${held.maxWaiting} (held back by design; ${held.done} done)`);
+    console.log(`\nC. ${DUE_AT_ONCE.toLocaleString('en')} crawls due at once, worker concurrency 50 (lateness = processedOn - due)`);
+    const plain = await lateness(env, 'plain');
+    console.log(`  plain delayed jobs                    p50 ${ms(plain.p50)}  p99 ${ms(plain.p99)}  max ${ms(plain.max)}  most waiting ${plain.maxWaiting}`);
+    const open = await lateness(env, 'scheduler', { SCHEDULER_BACKPRESSURE_THRESHOLD: '2000', SCHEDULER_BATCH_SIZE: '2000' });
+    console.log(
+      `  scheduler, threshold 2000 (not binding) p50 ${ms(open.p50)}  p99 ${ms(open.p99)}  max ${ms(open.max)}  most waiting ${open.maxWaiting}  → p99 ${ratio(open.p99, plain.p99)} (target <= 1.5x)`,
+    );
+    const held = await lateness(env, 'scheduler');
+    console.log(
+      `  scheduler, defaults (threshold 25, batch 50) p50 ${ms(held.p50)}  p99 ${ms(held.p99)}  most waiting ${held.maxWaiting} (held back by design; ${held.done} done)`,
+    );
   }
   await env.close();
 } finally {

@@ -39,7 +39,22 @@ import { startRedisServer } from '../src/services/redis-server-process.js';
 import { TEST_ADMIN, testEnv } from '../test/support/env.js';
 import type { PlatformProcess } from '../test/support/processes.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
-import { fmt, load, ms, pinLoadToCpu0, pinToLoadCpu, PREWARM_MS, profileFlags, rate, ROOT, spawnServer, unpinLoad, type LoadResult, type Pinning, type Target } from './http-load.js';
+import {
+  fmt,
+  load,
+  ms,
+  pinLoadToCpu0,
+  pinToLoadCpu,
+  PREWARM_MS,
+  profileFlags,
+  rate,
+  ROOT,
+  spawnServer,
+  unpinLoad,
+  type LoadResult,
+  type Pinning,
+  type Target,
+} from './http-load.js';
 import { medianBy } from './stats.js';
 
 const RUN_MS = 4000;
@@ -148,7 +163,9 @@ async function httpBench(env: Env): Promise<void> {
   for (const clients of CLIENTS) {
     for (const target of targets) {
       const r = median.get(`${target.name}@${clients}`)!;
-      console.log(`${target.name.padEnd(24)} ${String(clients).padStart(7)} ${fmt(rate(r)).padStart(9)} ${ms(r.p50).padStart(10)} ${ms(r.p99).padStart(10)} ${String(r.errors).padStart(7)} ${`${r.cpuUs.toFixed(0)} µs`.padStart(16)}`);
+      console.log(
+        `${target.name.padEnd(24)} ${String(clients).padStart(7)} ${fmt(rate(r)).padStart(9)} ${ms(r.p50).padStart(10)} ${ms(r.p99).padStart(10)} ${String(r.errors).padStart(7)} ${`${r.cpuUs.toFixed(0)} µs`.padStart(16)}`,
+      );
     }
   }
   console.log('');
@@ -200,7 +217,11 @@ async function dbBench(env: Env): Promise<void> {
   for (const groupId of [10, 11]) {
     for (let i = 0; i < N; i += 10_000) {
       const m = Math.min(10_000, N - i);
-      await rows.insert('titles', groupId, Array.from({ length: m }, (_, k) => ({ text: `${TEXT} ${i + k}`, batchId: (i + k) % 3 })));
+      await rows.insert(
+        'titles',
+        groupId,
+        Array.from({ length: m }, (_, k) => ({ text: `${TEXT} ${i + k}`, batchId: (i + k) % 3 })),
+      );
     }
   }
   await pool.query('VACUUM ANALYZE titles');
@@ -258,7 +279,9 @@ async function dbBench(env: Env): Promise<void> {
       if (!r.more) break;
     }
     const markRate = marked / ((performance.now() - t) / 1000);
-    console.log(`consumed-marking, ${batch} ids per UPDATE: ${fmt(markRate)} rows/s (${fmt(marked)} rows); target >= 20,000 rows/s: ${markRate >= 20_000 ? 'met' : 'NOT met'}`);
+    console.log(
+      `consumed-marking, ${batch} ids per UPDATE: ${fmt(markRate)} rows/s (${fmt(marked)} rows); target >= 20,000 rows/s: ${markRate >= 20_000 ? 'met' : 'NOT met'}`,
+    );
   }
   const { rows: sample } = await pool.query<{ id: string }>(`SELECT id FROM titles WHERE group_id = 11 ORDER BY id LIMIT 5000`);
   t = performance.now();
@@ -285,17 +308,25 @@ async function main(): Promise<void> {
     const dbUrl = new URL(cluster.url);
     dbUrl.pathname = '/bench_pools';
     const databaseUrl = dbUrl.toString();
-    execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/db/cli-migrate.ts')], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl }, stdio: 'ignore' });
+    execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/db/cli-migrate.ts')], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl },
+      stdio: 'ignore',
+    });
     pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
 
-    const platformEnv = testEnv({ url: redisServer.url }, { url: databaseUrl, poolSize: 10 }, {
-      NODE_ENV: 'production',
-      DATA_DIR: path.join(tmp, 'data'),
-      LOG_LEVEL: 'warn',
-      HTTP_ACCESS_LOG: 'false',
-      // No refill requests from the pop path: the bench keeps the lists filled itself.
-      POOL_REFILL_THRESHOLD: '0',
-    });
+    const platformEnv = testEnv(
+      { url: redisServer.url },
+      { url: databaseUrl, poolSize: 10 },
+      {
+        NODE_ENV: 'production',
+        DATA_DIR: path.join(tmp, 'data'),
+        LOG_LEVEL: 'warn',
+        HTTP_ACCESS_LOG: 'false',
+        // No refill requests from the pop path: the bench keeps the lists filled itself.
+        POOL_REFILL_THRESHOLD: '0',
+      },
+    );
     const bareEnv = { PATH: process.env.PATH, NODE_ENV: 'production' };
     const [platform, bareExpress, bareHttp] = await Promise.all([
       spawnServer(PINNING, ['workers/run-role.ts', 'api'], platformEnv, /API\s+(http:\/\/\S+)\/api/, profileFlags('api')),
@@ -304,7 +335,11 @@ async function main(): Promise<void> {
     ]);
     children.push(platform.server, bareExpress.server, bareHttp.server);
     const apiUrl = platform.match[1]!;
-    const login = await fetch(`${apiUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(TEST_ADMIN) });
+    const login = await fetch(`${apiUrl}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(TEST_ADMIN),
+    });
     const { token } = (await login.json()) as { token: string };
     const env: Env = {
       redis,
@@ -316,7 +351,12 @@ async function main(): Promise<void> {
       pids: { api: platform.server.pid, express: bareExpress.server.pid, http: bareHttp.server.pid },
     };
 
-    console.log(`pools benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `pools benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     if (part !== 'db') await httpBench(env);
     if (part !== 'http') {
       // Refill and marking run here, against PostgreSQL: on every CPU, as a worker would.

@@ -74,7 +74,10 @@ async function platformRun(c: number, n: number): Promise<Run> {
   const queues = new QueueRegistry({ config, connections, keys });
   const t0 = performance.now();
   for (let i = 0; i < n; i += ADD_BATCH) {
-    await queues.addBulk('maintenance', Array.from({ length: Math.min(ADD_BATCH, n - i) }, (_, k) => ({ name: 'noop', data: { task: `t${i + k}` } })));
+    await queues.addBulk(
+      'maintenance',
+      Array.from({ length: Math.min(ADD_BATCH, n - i) }, (_, k) => ({ name: 'noop', data: { task: `t${i + k}` } })),
+    );
   }
   const addMs = performance.now() - t0;
   const w = createWorker({ config, connections, keys, metrics: new Metrics({ defaultMetrics: false }), logger }, 'maintenance', async () => undefined, {

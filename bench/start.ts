@@ -80,7 +80,9 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 const line = (label: string, platform: number[], services: number[]) =>
-  console.log(`  ${label}  npm start → /healthz ${fmt(median(platform))}   embedded services alone ${fmt(median(services))}   platform share ${fmt(median(platform) - median(services))} (${(median(platform) / median(services)).toFixed(2)}x)`);
+  console.log(
+    `  ${label}  npm start → /healthz ${fmt(median(platform))}   embedded services alone ${fmt(median(services))}   platform share ${fmt(median(platform) - median(services))} (${(median(platform) / median(services)).toFixed(2)}x)`,
+  );
 line('cold (empty DATA_DIR)', rows.cold, rows.svcCold);
 line('warm (same DATA_DIR) ', rows.warm, rows.svcWarm);
 console.log(`\n  rounds: ${ROUNDS}; each figure the median; all: cold ${rows.cold.map(fmt).join(', ')}; warm ${rows.warm.map(fmt).join(', ')}`);

@@ -47,7 +47,11 @@ describe('Prometheus alert rules', () => {
 
   it('use only metric families the platform registers', async () => {
     const text = await new Metrics().registry.metrics();
-    const exported = new Set([...text.matchAll(/^# TYPE (\S+) (\S+)/gm)].flatMap(([, name, type]) => (type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`, name!] : [name!])));
+    const exported = new Set(
+      [...text.matchAll(/^# TYPE (\S+) (\S+)/gm)].flatMap(([, name, type]) =>
+        type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`, name!] : [name!],
+      ),
+    );
     const domain = new Set<string>(JSON.parse(readFileSync(new URL('./grafana/domain-metrics.json', import.meta.url), 'utf8')));
     for (const r of rules) {
       for (const [name] of r.expr.matchAll(/\bwp_[a-z0-9_]+/g)) {

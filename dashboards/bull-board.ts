@@ -97,7 +97,10 @@ export function bullBoardMount(options: BullBoardOptions): (context: MountContex
         res.redirect(303, BOARD_PATH);
       } catch (err) {
         if (err instanceof UnauthenticatedError || err instanceof RateLimitedError) {
-          res.status(err instanceof RateLimitedError ? 429 : 401).type('html').send(loginPage(err.message));
+          res
+            .status(err instanceof RateLimitedError ? 429 : 401)
+            .type('html')
+            .send(loginPage(err.message));
           return;
         }
         next(err);

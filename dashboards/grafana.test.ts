@@ -18,7 +18,11 @@ describe('Grafana dashboard', () => {
 
   it('references only metric families the platform registers', async () => {
     const text = await new Metrics().registry.metrics();
-    const exported = new Set([...text.matchAll(/^# TYPE (\S+) (\S+)/gm)].flatMap(([, name, type]) => (type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name!])));
+    const exported = new Set(
+      [...text.matchAll(/^# TYPE (\S+) (\S+)/gm)].flatMap(([, name, type]) =>
+        type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name!],
+      ),
+    );
     const extra = new Set<string>(JSON.parse(readFileSync(new URL('./grafana/domain-metrics.json', import.meta.url), 'utf8')));
     for (const panel of dashboard.panels) {
       for (const target of panel.targets) {

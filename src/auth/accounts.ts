@@ -44,9 +44,7 @@ const ADMIN_CHANGES_LOCK = 160_001;
 const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === 'P2002';
 
 export class Accounts {
-  constructor(
-    private readonly deps: { prisma: PrismaClient; states: CredentialStates; auth: AuthService; logger: Logger },
-  ) {}
+  constructor(private readonly deps: { prisma: PrismaClient; states: CredentialStates; auth: AuthService; logger: Logger }) {}
 
   async create(input: { username: string; password: string; role: Role }): Promise<UserView> {
     try {
@@ -67,18 +65,26 @@ export class Accounts {
   /** An admin's change of any user; the last enabled admin can neither be disabled nor lose the role. */
   async update(id: number, changes: UserChanges): Promise<UserView> {
     const mayRemoveAdmin = changes.disabled === true || changes.role === 'user';
-    const user = await this.change(id, changes, async (tx, before) => {
-      if (!mayRemoveAdmin || before.role !== 'admin' || before.disabled) return;
-      const [{ admins }] = await tx.$queryRaw<[{ admins: number }]>`SELECT count(*)::int AS admins FROM users WHERE role = 'admin' AND NOT disabled`;
-      if (admins <= 1) throw new InvalidStateError('last_admin', 'the last enabled admin cannot be disabled or lose the admin role', { field: changes.disabled ? 'disabled' : 'role' });
-    }, mayRemoveAdmin);
+    const user = await this.change(
+      id,
+      changes,
+      async (tx, before) => {
+        if (!mayRemoveAdmin || before.role !== 'admin' || before.disabled) return;
+        const [{ admins }] = await tx.$queryRaw<[{ admins: number }]>`SELECT count(*)::int AS admins FROM users WHERE role = 'admin' AND NOT disabled`;
+        if (admins <= 1)
+          throw new InvalidStateError('last_admin', 'the last enabled admin cannot be disabled or lose the admin role', {
+            field: changes.disabled ? 'disabled' : 'role',
+          });
+      },
+      mayRemoveAdmin,
+    );
     return userView(user);
   }
 
   /** A user's own password change: the current password is checked within the login rate limit. */
   async changeOwnPassword(userId: number, currentPassword: string, newPassword: string, ip: string | undefined): Promise<void> {
     const found = await this.deps.prisma.user.findUnique({ where: { id: userId } });
-    if (!found) throw new UnauthenticatedError('unknown_user', 'the token\'s user does not exist');
+    if (!found) throw new UnauthenticatedError('unknown_user', "the token's user does not exist");
     const checked = await this.deps.auth.checkPasswordLimited(found.username, currentPassword, ip, async () => found);
     if (!checked) throw new InvalidInputError('wrong_password', 'currentPassword is not the current password', { field: 'currentPassword' });
     await this.change(userId, { password: newPassword });
@@ -140,7 +146,9 @@ export class Accounts {
         // Changes that may take away an admin run one at a time, so two of them cannot each leave the
         // other admin as the last one (taken before the row lock: no lock-order deadlock).
         if (serializeAdminChanges) await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ADMIN_CHANGES_LOCK})`;
-        const [before] = await tx.$queryRaw<{ id: number; role: Role; disabled: boolean }[]>`SELECT id, role::text AS role, disabled FROM users WHERE id = ${id} FOR UPDATE`;
+        const [before] = await tx.$queryRaw<
+          { id: number; role: Role; disabled: boolean }[]
+        >`SELECT id, role::text AS role, disabled FROM users WHERE id = ${id} FOR UPDATE`;
         if (!before) throw new NotFoundError('user_not_found', `no user ${id}`, { field: 'id' });
         await guard?.(tx, before);
         const user = await tx.user.update({
@@ -152,7 +160,11 @@ export class Accounts {
             tokenVersion: { increment: 1 },
           },
         });
-        const revoke = user.disabled ? { userId: id, revokedAt: null } : user.role === 'user' ? { userId: id, revokedAt: null, role: 'admin' as const } : undefined;
+        const revoke = user.disabled
+          ? { userId: id, revokedAt: null }
+          : user.role === 'user'
+            ? { userId: id, revokedAt: null, role: 'admin' as const }
+            : undefined;
         const keys = revoke ? await tx.apiKey.findMany({ where: revoke, select: { id: true } }) : [];
         if (keys.length) await tx.apiKey.updateMany({ where: { id: { in: keys.map((k) => k.id) } }, data: { revokedAt: new Date() } });
         await states.raise({ kind: 'user', id }, userState(user));
@@ -160,7 +172,8 @@ export class Accounts {
         return user;
       }, INTERACTIVE_TRANSACTION);
     } catch (err) {
-      if (isRedisUnavailable(err)) throw new DependencyDownError('redis', 'account changes need Redis, which ends the earlier credentials; nothing was changed', { cause: err });
+      if (isRedisUnavailable(err))
+        throw new DependencyDownError('redis', 'account changes need Redis, which ends the earlier credentials; nothing was changed', { cause: err });
       throw err;
     }
   }

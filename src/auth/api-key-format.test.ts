@@ -15,7 +15,15 @@ describe('API key format', () => {
 
   it('refuses malformed keys and ids out of range', () => {
     const secret = newApiKeySecret();
-    for (const bad of [`wpk_0_${secret}`, `wpk_01_${secret}`, `wpk_3000000000_${secret}`, `wpk_1_${secret.slice(1)}`, `wpk_1_${secret}x`, `wpk_1e3_${secret}`, 'eyJhbGciOi.x.y']) {
+    for (const bad of [
+      `wpk_0_${secret}`,
+      `wpk_01_${secret}`,
+      `wpk_3000000000_${secret}`,
+      `wpk_1_${secret.slice(1)}`,
+      `wpk_1_${secret}x`,
+      `wpk_1e3_${secret}`,
+      'eyJhbGciOi.x.y',
+    ]) {
       expect(parseApiKey(bad), bad).toBeUndefined();
     }
     expect(secretMatches(secret, 'not-hex')).toBe(false);

@@ -34,7 +34,8 @@ export class ApiKeys {
     const user = await prisma.user.findUnique({ where: { id: input.userId } });
     if (!user) throw new NotFoundError('user_not_found', `no user ${input.userId}`, { field: 'userId' });
     if (user.disabled) throw new InvalidStateError('user_disabled', `user ${input.userId} is disabled`, { field: 'userId' });
-    if (!roleAllows(user.role, input.role)) throw new InvalidInputError('role_too_high', `user ${input.userId} is not an admin; its keys can only have the role "user"`, { field: 'role' });
+    if (!roleAllows(user.role, input.role))
+      throw new InvalidInputError('role_too_high', `user ${input.userId} is not an admin; its keys can only have the role "user"`, { field: 'role' });
     const secret = newApiKeySecret();
     const key = await prisma.apiKey.create({ data: { name: input.name, userId: input.userId, role: input.role, secretHash: hashApiKeySecret(secret) } });
     // Stored now, so that the key's first requests need no database read (a fill would do it otherwise).

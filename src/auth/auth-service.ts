@@ -63,16 +63,16 @@ export class AuthService {
   private readonly apiKeys: ApiKeyVerifier;
   private readonly passwordChecks: Counter<'outcome'>;
 
-  constructor(
-    private readonly deps: { prisma: PrismaClient; redis: RedisClient; keys: Keys; settings: AuthSettings; metrics: Metrics },
-  ) {
+  constructor(private readonly deps: { prisma: PrismaClient; redis: RedisClient; keys: Keys; settings: AuthSettings; metrics: Metrics }) {
     const s = deps.settings;
     this.tokens = new TokenService(s.jwtSecret, s.tokenTtlSeconds);
     this.states = new CredentialStates(deps);
     this.blacklist = new SessionBlacklist(deps.redis, deps.keys);
     this.rateLimit = new LoginRateLimit(deps.redis, deps.keys, s.loginMaxAttempts, s.loginWindowSeconds);
     this.apiKeys = new ApiKeyVerifier(deps.prisma);
-    this.passwordChecks = deps.metrics.counter('wp_auth_password_checks_total', 'Password hashes compared (logins and password changes), by outcome.', ['outcome']);
+    this.passwordChecks = deps.metrics.counter('wp_auth_password_checks_total', 'Password hashes compared (logins and password changes), by outcome.', [
+      'outcome',
+    ]);
   }
 
   /** Runs a Redis step; an outage is 503 (fail secure) or `fallback` with AUTH_FAIL_OPEN. Other errors are thrown as they are. */
@@ -190,14 +190,22 @@ export class AuthService {
       return this.principalOf(await this.tokens.verify(token));
     } catch (err) {
       const reason = err instanceof InvalidTokenError ? err.reason : 'invalid';
-      throw new UnauthenticatedError(reason === 'expired' ? 'token_expired' : 'invalid_token', reason === 'expired' ? 'the token has expired' : 'the token is invalid');
+      throw new UnauthenticatedError(
+        reason === 'expired' ? 'token_expired' : 'invalid_token',
+        reason === 'expired' ? 'the token has expired' : 'the token is invalid',
+      );
     }
   }
 
   private deferred(principal: Principal): VerifiedToken {
-    const revocation = new Revocation(this.deps.keys.blacklistedSession(principal.sessionId), this.states.key(principal.credential), principal.expectedState, async () => {
-      await this.checkCurrent(principal);
-    });
+    const revocation = new Revocation(
+      this.deps.keys.blacklistedSession(principal.sessionId),
+      this.states.key(principal.credential),
+      principal.expectedState,
+      async () => {
+        await this.checkCurrent(principal);
+      },
+    );
     return { ...principal, blacklistChecked: false, revocation };
   }
 
@@ -210,7 +218,10 @@ export class AuthService {
     let listed: number;
     let state: string | undefined;
     try {
-      [listed, state] = await Promise.all([this.deps.redis.exists(this.deps.keys.blacklistedSession(principal.sessionId)), this.states.cached(principal.credential)]);
+      [listed, state] = await Promise.all([
+        this.deps.redis.exists(this.deps.keys.blacklistedSession(principal.sessionId)),
+        this.states.cached(principal.credential),
+      ]);
     } catch (err) {
       if (!isRedisUnavailable(err)) throw err;
       if (!this.deps.settings.failOpen) {
@@ -244,7 +255,7 @@ export function assertCurrent(principal: Principal, state: string): void {
   if (principal.kind === 'apiKey') {
     throw new UnauthenticatedError('invalid_api_key', state === API_KEY_REVOKED ? 'the API key was revoked' : 'the API key is invalid or revoked');
   }
-  if (state === MISSING) throw new UnauthenticatedError('unknown_user', 'the token\'s user does not exist');
-  if (state.endsWith(':disabled')) throw new UnauthenticatedError('user_disabled', 'the token\'s user is disabled');
+  if (state === MISSING) throw new UnauthenticatedError('unknown_user', "the token's user does not exist");
+  if (state.endsWith(':disabled')) throw new UnauthenticatedError('user_disabled', "the token's user is disabled");
   throw new UnauthenticatedError('token_revoked', 'the token was ended by a password or role change; log in again');
 }

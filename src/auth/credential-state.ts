@@ -42,9 +42,7 @@ export function apiKeyState(row: { revokedAt: Date | null } | null | undefined):
 export type CredentialRef = { kind: 'user'; id: number } | { kind: 'apiKey'; id: number };
 
 export class CredentialStates {
-  constructor(
-    private readonly deps: { redis: RedisClient; keys: Keys; prisma: PrismaClient },
-  ) {}
+  constructor(private readonly deps: { redis: RedisClient; keys: Keys; prisma: PrismaClient }) {}
 
   key(ref: CredentialRef): string {
     return ref.kind === 'user' ? this.deps.keys.userCredential(ref.id) : this.deps.keys.apiKeyCredential(ref.id);

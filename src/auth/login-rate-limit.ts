@@ -13,7 +13,10 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
 
-const COUNT_ATTEMPT = RedisScript.load('login-count-attempt', new URL('./login-count-attempt.lua', import.meta.url), { keys: ['attempts'], args: ['windowSeconds'] });
+const COUNT_ATTEMPT = RedisScript.load('login-count-attempt', new URL('./login-count-attempt.lua', import.meta.url), {
+  keys: ['attempts'],
+  args: ['windowSeconds'],
+});
 
 const GIVE_BACK = RedisScript.load('login-give-back', new URL('./login-give-back.lua', import.meta.url), { keys: ['attempts'], args: [] });
 
@@ -29,7 +32,11 @@ export class LoginRateLimit {
 
   /** Counts an attempt of `username` from `address` (see client-address.ts); allowed while within the limit. */
   async count(username: string, address: string): Promise<AttemptVerdict> {
-    const [n, ttl] = await COUNT_ATTEMPT.run<[number, number]>(this.redis, { attempts: this.keys.loginAttempts(username, address) }, { windowSeconds: this.windowSeconds });
+    const [n, ttl] = await COUNT_ATTEMPT.run<[number, number]>(
+      this.redis,
+      { attempts: this.keys.loginAttempts(username, address) },
+      { windowSeconds: this.windowSeconds },
+    );
     return n <= this.maxFailures ? { allowed: true } : { allowed: false, retryAfterSeconds: Math.max(1, ttl) };
   }
 

@@ -51,7 +51,14 @@ describe('TokenService', () => {
     const { SignJWT } = await import('jose');
     for (const drop of ['role', 'ver']) {
       const rest = Object.fromEntries(Object.entries(payload).filter(([k]) => k !== drop && !['sub', 'iss', 'aud', 'iat', 'exp'].includes(k)));
-      const old = await new SignJWT(rest).setProtectedHeader(JSON.parse(Buffer.from(h!, 'base64url').toString())).setSubject('7').setIssuer('worker-platform').setAudience('worker-platform-api').setIssuedAt().setExpirationTime('1m').sign(new TextEncoder().encode(SECRET));
+      const old = await new SignJWT(rest)
+        .setProtectedHeader(JSON.parse(Buffer.from(h!, 'base64url').toString()))
+        .setSubject('7')
+        .setIssuer('worker-platform')
+        .setAudience('worker-platform-api')
+        .setIssuedAt()
+        .setExpirationTime('1m')
+        .sign(new TextEncoder().encode(SECRET));
       await expect(tokens.verify(old), drop).rejects.toMatchObject({ reason: 'invalid' });
     }
   });

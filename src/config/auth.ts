@@ -6,12 +6,29 @@ export const EXAMPLE_ADMIN_PASSWORD = 'change-me';
 
 /** Login, tokens and the logout blacklist (reference: message-cache-and-auth.md 2.2, 5.2). */
 export const authSettings = {
-  jwtSecret: setting('JWT_SECRET', str().min(32, 'must be at least 32 characters'), EXAMPLE_JWT_SECRET, 'HMAC secret that signs API tokens (production: at least 32 random-looking bytes, e.g. openssl rand -base64 48).', { secret: true }),
+  jwtSecret: setting(
+    'JWT_SECRET',
+    str().min(32, 'must be at least 32 characters'),
+    EXAMPLE_JWT_SECRET,
+    'HMAC secret that signs API tokens (production: at least 32 random-looking bytes, e.g. openssl rand -base64 48).',
+    { secret: true },
+  ),
   tokenTtlSeconds: setting('JWT_TTL_SECONDS', int(60), 86400, 'Lifetime of an API token.'),
   adminUsername: setting('ADMIN_USERNAME', str().min(1).max(64), 'admin', 'Admin user created (or made an enabled admin with this password) at start.'),
-  adminPassword: setting('ADMIN_PASSWORD', str().min(1).max(72), EXAMPLE_ADMIN_PASSWORD, 'Password of the admin user (production: at least 12 characters; any account still holding the example password is disabled at start).', { secret: true }),
+  adminPassword: setting(
+    'ADMIN_PASSWORD',
+    str().min(1).max(72),
+    EXAMPLE_ADMIN_PASSWORD,
+    'Password of the admin user (production: at least 12 characters; any account still holding the example password is disabled at start).',
+    { secret: true },
+  ),
   failOpen: setting('AUTH_FAIL_OPEN', bool(), false, 'When Redis is down: false = refuse tokens (503, fail secure); true = accept them unchecked.'),
-  loginMaxAttempts: setting('LOGIN_RATE_LIMIT_MAX', int(1), 10, 'Password checks allowed per (user name, client address) within the window; failures from one address never lock out another.'),
+  loginMaxAttempts: setting(
+    'LOGIN_RATE_LIMIT_MAX',
+    int(1),
+    10,
+    'Password checks allowed per (user name, client address) within the window; failures from one address never lock out another.',
+  ),
   loginWindowSeconds: setting('LOGIN_RATE_LIMIT_WINDOW_SECONDS', int(1), 900, 'Window of the login rate limit.'),
   cookieSecure: setting('AUTH_COOKIE_SECURE', bool(), false, 'Mark the Bull Board session cookie Secure (set behind HTTPS).'),
 };

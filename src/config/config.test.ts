@@ -55,7 +55,9 @@ describe('config', () => {
       /^JWT_SECRET: does not look random/,
     );
     expect(() => assertProductionSafe(loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret }))).toThrow(/ADMIN_PASSWORD/);
-    expect(() => assertProductionSafe(loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret, ADMIN_PASSWORD: 'x' }))).toThrow(/^ADMIN_PASSWORD: must be at least 12/);
+    expect(() => assertProductionSafe(loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret, ADMIN_PASSWORD: 'x' }))).toThrow(
+      /^ADMIN_PASSWORD: must be at least 12/,
+    );
     expect(() => assertProductionSafe(loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret, ADMIN_PASSWORD: 'eleven-char' }))).toThrow(/ADMIN_PASSWORD/);
     expect(() => assertProductionSafe(loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret, ADMIN_PASSWORD: 'a-real-password' }))).not.toThrow();
     // Outside production the examples are fine.

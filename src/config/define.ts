@@ -27,8 +27,7 @@ export function setting<T>(
   return { env, schema, example: example === undefined ? undefined : String(example), doc, ...options };
 }
 
-export const int = (min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER) =>
-  z.coerce.number().int().min(min).max(max);
+export const int = (min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 export const num = (min = -Infinity, max = Infinity) => z.coerce.number().min(min).max(max);
 export const str = () => z.string();
 const BYTE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };

@@ -142,7 +142,8 @@ export function renderConfigDoc(): string {
       lines.push('', `## ${s.group}`, '', '| variable | default | what |', '|---|---|---|');
       lastGroup = s.group;
     }
-    const shown = s.example === undefined ? 'unset' : s.secret ? `\`${cell(s.example)}\` (example; set your own)` : s.example === '' ? 'empty' : `\`${cell(s.example)}\``;
+    const shown =
+      s.example === undefined ? 'unset' : s.secret ? `\`${cell(s.example)}\` (example; set your own)` : s.example === '' ? 'empty' : `\`${cell(s.example)}\``;
     lines.push(`| \`${s.env}\` | ${shown} | ${cell(s.doc)} |`);
   }
   return lines.join('\n') + '\n';
@@ -171,9 +172,7 @@ export function describeConfig(config: Config): Record<string, Record<string, un
   const out: Record<string, Record<string, unknown>> = {};
   for (const [group, settings] of Object.entries(settingGroups) as [string, SettingGroup][]) {
     const values = (config as unknown as Record<string, Record<string, unknown>>)[group] ?? {};
-    out[group] = Object.fromEntries(
-      Object.entries(settings).map(([key, s]) => [key, s.secret && values[key] !== undefined ? '<hidden>' : values[key]]),
-    );
+    out[group] = Object.fromEntries(Object.entries(settings).map(([key, s]) => [key, s.secret && values[key] !== undefined ? '<hidden>' : values[key]]));
   }
   return out;
 }

@@ -4,7 +4,12 @@ import { bool, byteSize, int, num, oneOf, optionalStr, setting, str } from './de
 export const coreSettings = {
   nodeEnv: setting('NODE_ENV', oneOf(['development', 'production', 'test']), 'development', 'Runtime environment; production refuses example secrets.'),
   instanceId: setting('INSTANCE_ID', optionalStr(), undefined, 'This process in the cluster registry; default <hostname>-<pid>.'),
-  dataDir: setting('DATA_DIR', str(), './data', 'Where the embedded Redis and PostgreSQL keep their data (and services.json: their ports and generated passwords, 0600). Processes started with the same DATA_DIR attach to the running services.'),
+  dataDir: setting(
+    'DATA_DIR',
+    str(),
+    './data',
+    'Where the embedded Redis and PostgreSQL keep their data (and services.json: their ports and generated passwords, 0600). Processes started with the same DATA_DIR attach to the running services.',
+  ),
   logLevel: setting('LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info', 'pino log level.'),
   logPretty: setting('LOG_PRETTY', optionalStr(), undefined, 'true/false: human-readable logs; default: pretty when stdout is a terminal.'),
   installMissing: setting('INSTALL_MISSING', bool(), true, 'Install a missing redis-server/chromium/postgresql with apt-get (Debian/Ubuntu as root).'),
@@ -17,7 +22,13 @@ export const httpSettings = {
   bodyLimit: setting('HTTP_BODY_LIMIT', byteSize(), '1mb', 'Largest accepted JSON body (bytes, or with a unit: 512kb, 1mb; kb = 1024 bytes).'),
   trustProxy: setting('HTTP_TRUST_PROXY', bool(), false, 'Trust X-Forwarded-* headers (behind a reverse proxy).'),
   metricsPublic: setting('METRICS_PUBLIC', bool(), false, 'Serve /metrics without any token (only behind a network that keeps it private).'),
-  metricsToken: setting('METRICS_TOKEN', optionalStr().refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters'), undefined, 'Static bearer token Prometheus may scrape /metrics with (at least 32 characters); a user token works too.', { secret: true }),
+  metricsToken: setting(
+    'METRICS_TOKEN',
+    optionalStr().refine((v) => v === undefined || v.length >= 32, 'must be at least 32 characters'),
+    undefined,
+    'Static bearer token Prometheus may scrape /metrics with (at least 32 characters); a user token works too.',
+    { secret: true },
+  ),
   shutdownGraceMs: setting('HTTP_SHUTDOWN_GRACE_MS', int(0), 10000, 'How long in-flight requests may run after SIGTERM.'),
   accessLog: setting('HTTP_ACCESS_LOG', bool(), true, 'Log one line per request.'),
 };
@@ -34,7 +45,13 @@ export const redisSettings = {
 
 /** PostgreSQL. Without DATABASE_URL the platform runs a private PostgreSQL server under DATA_DIR. */
 export const databaseSettings = {
-  url: setting('DATABASE_URL', optionalStr(), undefined, 'postgresql://user:pass@host:port/db; unset = embedded PostgreSQL under DATA_DIR (started by the first process, attached to by the others).', { secret: true }),
+  url: setting(
+    'DATABASE_URL',
+    optionalStr(),
+    undefined,
+    'postgresql://user:pass@host:port/db; unset = embedded PostgreSQL under DATA_DIR (started by the first process, attached to by the others).',
+    { secret: true },
+  ),
   poolSize: setting('DATABASE_POOL_SIZE', int(1, 500), 10, 'Connections per process.'),
   statementTimeoutMs: setting('DATABASE_STATEMENT_TIMEOUT_MS', int(0), 30000, 'Statement timeout per query (0 = none).'),
   migrateOnStart: setting('DATABASE_MIGRATE_ON_START', bool(), true, 'Apply pending migrations when a process starts.'),
@@ -52,4 +69,3 @@ export const queueSettings = {
   lockDurationMs: setting('WORKER_LOCK_DURATION_MS', int(1000), 30000, 'Job lock; a worker silent this long is considered stalled.'),
   stalledIntervalMs: setting('WORKER_STALLED_INTERVAL_MS', int(1000), 30000, 'How often stalled jobs are looked for and handed to another worker.'),
 };
-

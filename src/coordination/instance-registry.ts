@@ -41,7 +41,10 @@ export interface InstanceInfo extends InstanceDetails {
 }
 
 /** One heartbeat: details with their TTL, lastSeen in every set (registry-heartbeat.lua). */
-const heartbeat = RedisScript.load('registry-heartbeat', new URL('./registry-heartbeat.lua', import.meta.url), { keys: ['index', 'details', 'membershipIndex'], args: ['id', 'ttlMs', 'details'] });
+const heartbeat = RedisScript.load('registry-heartbeat', new URL('./registry-heartbeat.lua', import.meta.url), {
+  keys: ['index', 'details', 'membershipIndex'],
+  args: ['id', 'ttlMs', 'details'],
+});
 
 /** A stopping instance leaves the registry (registry-leave.lua). */
 const leave = RedisScript.load('registry-leave', new URL('./registry-leave.lua', import.meta.url), { keys: ['index', 'details'], args: ['id'] });
@@ -94,7 +97,12 @@ export class InstanceRegistry {
       await this.beating;
       if (!this.membership) return;
       await leave
-        .run(this.deps.redis, { index: this.deps.keys.instanceIndex(), details: this.deps.keys.instance(this.deps.instanceId) }, { id: this.deps.instanceId }, { keys: this.membershipKeys() })
+        .run(
+          this.deps.redis,
+          { index: this.deps.keys.instanceIndex(), details: this.deps.keys.instance(this.deps.instanceId) },
+          { id: this.deps.instanceId },
+          { keys: this.membershipKeys() },
+        )
         .catch(() => undefined);
     })());
   }
@@ -108,7 +116,12 @@ export class InstanceRegistry {
     if (this.beating || this.stopping) return this.beating ?? Promise.resolve();
     const { redis, keys, instanceId, ttlMs } = this.deps;
     this.beating = heartbeat
-      .run(redis, { index: keys.instanceIndex(), details: keys.instance(instanceId), membershipIndex: keys.membershipIndex() }, { id: instanceId, ttlMs, details: JSON.stringify(this.details()) }, { keys: this.membershipKeys() })
+      .run(
+        redis,
+        { index: keys.instanceIndex(), details: keys.instance(instanceId), membershipIndex: keys.membershipIndex() },
+        { id: instanceId, ttlMs, details: JSON.stringify(this.details()) },
+        { keys: this.membershipKeys() },
+      )
       .then(
         () => this.outage.success(),
         (err: Error) => this.outage.failure(err),

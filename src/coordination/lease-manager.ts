@@ -124,11 +124,20 @@ export class LeaseManager implements Leadership {
 
   constructor(private readonly deps: LeaseManagerDeps) {
     this.renewEvery = renewEveryMs(deps.ttlMs);
-    this.isLeaderGauge = deps.metrics.gauge('wp_cluster_is_leader', '1 while this instance holds the lease of the singleton task named by `work` (work="cluster": the platform leader).', ['work']);
-    this.changes = deps.metrics.counter('wp_cluster_leader_changes_total', 'Lease terms begun (acquired) and ended (lost, released) by this instance, by singleton task (work).', ['work', 'event']);
+    this.isLeaderGauge = deps.metrics.gauge(
+      'wp_cluster_is_leader',
+      '1 while this instance holds the lease of the singleton task named by `work` (work="cluster": the platform leader).',
+      ['work'],
+    );
+    this.changes = deps.metrics.counter(
+      'wp_cluster_leader_changes_total',
+      'Lease terms begun (acquired) and ended (lost, released) by this instance, by singleton task (work).',
+      ['work', 'event'],
+    );
     this.isLeaderGauge.set({ work: LEADER_TASK }, 0);
     this.redisOutage = new OutageLog({
-      began: ({ err, task }) => deps.logger.warn({ work: task, err: toError(err).message }, 'leases: Redis command failed; held leases last until their local deadline'),
+      began: ({ err, task }) =>
+        deps.logger.warn({ work: task, err: toError(err).message }, 'leases: Redis command failed; held leases last until their local deadline'),
       ended: () => deps.logger.info('leases: Redis reachable again'),
     });
   }
@@ -164,9 +173,7 @@ export class LeaseManager implements Leadership {
   }
 
   held(): { task: string; token: number; since: Date }[] {
-    return [...this.tasks.values()]
-      .filter((w) => w.term?.isCurrent())
-      .map((w) => ({ task: w.name, token: w.term!.token, since: w.term!.since }));
+    return [...this.tasks.values()].filter((w) => w.term?.isCurrent()).map((w) => ({ task: w.name, token: w.term!.token, since: w.term!.since }));
   }
 
   /** Names of the singleton tasks this process competes for. */
@@ -178,9 +185,7 @@ export class LeaseManager implements Leadership {
   stop(): Promise<void> {
     return (this.closing ??= (async () => {
       clearTimeout(this.timer);
-      await Promise.all(
-        [...this.tasks.values()].map((w) => (w.term ? this.end(w, 'released', 'shutdown') : (w.ending ?? Promise.resolve()))),
-      );
+      await Promise.all([...this.tasks.values()].map((w) => (w.term ? this.end(w, 'released', 'shutdown') : (w.ending ?? Promise.resolve()))));
       // An acquisition that was in flight releases what it got (see acquire()).
       await Promise.all([...this.inflight]);
       for (const w of this.tasks.values()) w.state = 'closed';
@@ -227,7 +232,11 @@ export class LeaseManager implements Leadership {
     w.busy = true;
     const sentAt = performance.now();
     try {
-      const [taken, n] = await acquireLease.run<[number, number]>(redis, { lease: w.key, tokenCounter: w.tokenKey }, { instanceId, ttlMs, previousValue: w.lastValue });
+      const [taken, n] = await acquireLease.run<[number, number]>(
+        redis,
+        { lease: w.key, tokenCounter: w.tokenKey },
+        { instanceId, ttlMs, previousValue: w.lastValue },
+      );
       this.redisReachable();
       if (taken !== 1) {
         w.nextOpAt = performance.now() + nextAttemptDelayMs(ttlMs, n);
@@ -312,9 +321,7 @@ export class LeaseManager implements Leadership {
     else this.deps.logger.info(log, 'lease released: stopping singleton work');
     w.ending = (async () => {
       const stops = await Promise.all(term.stops);
-      await Promise.all(
-        stops.map((stop) => stop?.().catch((err: unknown) => this.deps.logger.error({ err, work: w.name }, 'singleton work failed to stop'))),
-      );
+      await Promise.all(stops.map((stop) => stop?.().catch((err: unknown) => this.deps.logger.error({ err, work: w.name }, 'singleton work failed to stop'))));
       // Still ours (deadline passed but Redis kept it, or shutdown): free it for the others now.
       await releaseLease.run(this.deps.redis, { lease: w.key }, { termValue: term.value }).catch(() => undefined);
       if (w.term === term) w.term = undefined;

@@ -5,7 +5,10 @@
 import { RedisScript } from '../redis/script.js';
 
 /** Takes a free lease and issues the next fencing token (lease-acquire.lua). */
-export const acquireLease = RedisScript.load('lease-acquire', new URL('./lease-acquire.lua', import.meta.url), { keys: ['lease', 'tokenCounter'], args: ['instanceId', 'ttlMs', 'previousValue'] });
+export const acquireLease = RedisScript.load('lease-acquire', new URL('./lease-acquire.lua', import.meta.url), {
+  keys: ['lease', 'tokenCounter'],
+  args: ['instanceId', 'ttlMs', 'previousValue'],
+});
 
 /** Extends the lease while it still holds this term's value (lease-renew.lua). */
 export const renewLease = RedisScript.load('lease-renew', new URL('./lease-renew.lua', import.meta.url), { keys: ['lease'], args: ['termValue', 'ttlMs'] });

@@ -40,7 +40,14 @@ export function coordinationMaintenanceTasks(deps: CoordinationTaskDeps): Mainte
       runAtStart: true,
       run: async ({ job, term, logger }) => {
         const outcome = await publishSharedConfig(
-          { store, compute: deps.computeSharedConfig, sharedConfig: deps.sharedConfig, instanceId: deps.instanceId, ttlMs: settings.configTtlSeconds * 1000, logger },
+          {
+            store,
+            compute: deps.computeSharedConfig,
+            sharedConfig: deps.sharedConfig,
+            instanceId: deps.instanceId,
+            ttlMs: settings.configTtlSeconds * 1000,
+            logger,
+          },
           term,
         );
         if (outcome.kind === 'published') await job.log(`version ${outcome.version} published (digest ${outcome.digest})`);

@@ -43,12 +43,21 @@ export class SharedConfigFollower implements SharedConfigView {
   constructor(private readonly deps: SharedConfigFollowerDeps) {
     this.logger = deps.logger.child({ component: 'shared-config' });
     this.redisOutage = new OutageLog({
-      began: (err) => this.logger.warn({ err: toError(err).message }, 'shared config: Redis unreachable; running on a config computed locally from the database'),
+      began: (err) =>
+        this.logger.warn({ err: toError(err).message }, 'shared config: Redis unreachable; running on a config computed locally from the database'),
       ended: () => this.logger.info('Redis reachable again: following the published shared config'),
     });
-    this.versionGauge = deps.metrics.gauge('wp_cluster_config_version', 'Version of the shared config this process runs on (0 while it runs on a local computation).');
-    this.localGauge = deps.metrics.gauge('wp_cluster_config_local', '1 while this process runs on a shared config computed locally (Redis unreachable or nothing published).');
-    this.reloads = deps.metrics.counter('wp_cluster_config_reloads_total', 'Shared config snapshots loaded by this process, by source (shared, local).', ['source']);
+    this.versionGauge = deps.metrics.gauge(
+      'wp_cluster_config_version',
+      'Version of the shared config this process runs on (0 while it runs on a local computation).',
+    );
+    this.localGauge = deps.metrics.gauge(
+      'wp_cluster_config_local',
+      '1 while this process runs on a shared config computed locally (Redis unreachable or nothing published).',
+    );
+    this.reloads = deps.metrics.counter('wp_cluster_config_reloads_total', 'Shared config snapshots loaded by this process, by source (shared, local).', [
+      'source',
+    ]);
   }
 
   /** First load (awaited, so roles start with a config), then the periodic check. */

@@ -11,10 +11,16 @@ import { LEADER_TASK } from './leadership.js';
 import { decodePublished, type PublishedConfig } from './shared-config.js';
 
 /** Renews the published config's TTL when it has the leader's digest (shared-config-keep-alive.lua). */
-const keepAlive = RedisScript.load('shared-config-keep-alive', new URL('./shared-config-keep-alive.lua', import.meta.url), { keys: ['lease', 'config'], args: ['leaseValue', 'digest', 'ttlMs'] });
+const keepAlive = RedisScript.load('shared-config-keep-alive', new URL('./shared-config-keep-alive.lua', import.meta.url), {
+  keys: ['lease', 'config'],
+  args: ['leaseValue', 'digest', 'ttlMs'],
+});
 
 /** Publishes a new version: counter and config together (shared-config-publish.lua). */
-const publish = RedisScript.load('shared-config-publish', new URL('./shared-config-publish.lua', import.meta.url), { keys: ['lease', 'config', 'version'], args: ['leaseValue', 'body', 'ttlMs'] });
+const publish = RedisScript.load('shared-config-publish', new URL('./shared-config-publish.lua', import.meta.url), {
+  keys: ['lease', 'config', 'version'],
+  args: ['leaseValue', 'body', 'ttlMs'],
+});
 
 export class SharedConfigStore {
   constructor(
@@ -45,7 +51,11 @@ export class SharedConfigStore {
 
   /** The new version, or null when `leaseValue` no longer holds the leader's lease. */
   async publish(leaseValue: string, body: string, ttlMs: number): Promise<number | null> {
-    const v = await publish.run<number>(this.redis, { lease: this.keys.lease(LEADER_TASK), config: this.keys.sharedConfig(), version: this.keys.sharedConfigVersion() }, { leaseValue, body, ttlMs });
+    const v = await publish.run<number>(
+      this.redis,
+      { lease: this.keys.lease(LEADER_TASK), config: this.keys.sharedConfig(), version: this.keys.sharedConfigVersion() },
+      { leaseValue, body, ttlMs },
+    );
     return v < 0 ? null : v;
   }
 }

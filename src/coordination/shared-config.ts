@@ -61,7 +61,9 @@ export function canonicalContent(content: SharedConfigContent): SharedConfigCont
 
 /** SHA-1 of the canonical content: equal configs have equal digests. */
 export function digestOf(content: SharedConfigContent): string {
-  return createHash('sha1').update(JSON.stringify(canonicalContent(content))).digest('hex');
+  return createHash('sha1')
+    .update(JSON.stringify(canonicalContent(content)))
+    .digest('hex');
 }
 
 /** The body the publish script stores after prepending the version. Starts with "{" and the digest. */

@@ -119,7 +119,9 @@ export class BrowserManager {
       this.updateGauges();
       // one window per page: a background tab of a shared window is hidden, and Chromium does
       // not render hidden pages, so their virtual lists would never re-render on scroll
-      const page = await withTimeout(slot.browser.newPage({ type: 'window' }), PAGE_OPEN_TIMEOUT_MS, { error: () => new Error(`opening a page took longer than ${PAGE_OPEN_TIMEOUT_MS} ms`) });
+      const page = await withTimeout(slot.browser.newPage({ type: 'window' }), PAGE_OPEN_TIMEOUT_MS, {
+        error: () => new Error(`opening a page took longer than ${PAGE_OPEN_TIMEOUT_MS} ms`),
+      });
       if (proxy?.username) await page.authenticate({ username: proxy.username, password: proxy.password ?? '' });
       await this.options.requestGuard?.install(page);
       return this.lease(slot, page);
@@ -182,8 +184,7 @@ export class BrowserManager {
         this.live = undefined; // crashed
         continue;
       }
-      const due: LaunchReason | null =
-        slot.served >= this.options.pagesPerBrowser ? 'recycle' : proxyKey(slot.proxy) !== proxyKey(proxy) ? 'proxy' : null;
+      const due: LaunchReason | null = slot.served >= this.options.pagesPerBrowser ? 'recycle' : proxyKey(slot.proxy) !== proxyKey(proxy) ? 'proxy' : null;
       if (!due) return slot;
       this.drain(slot, due);
       this.live = this.launch(proxy, due);
@@ -234,7 +235,10 @@ export class BrowserManager {
       drainTimedOut: () => slot.forced,
       release: () =>
         (released ??= (async () => {
-          if (slot.browser.connected) await withTimeout(page.close(), CLOSE_TIMEOUT_MS, { error: () => new Error(`closing a page took longer than ${CLOSE_TIMEOUT_MS} ms`) }).catch(() => undefined);
+          if (slot.browser.connected)
+            await withTimeout(page.close(), CLOSE_TIMEOUT_MS, { error: () => new Error(`closing a page took longer than ${CLOSE_TIMEOUT_MS} ms`) }).catch(
+              () => undefined,
+            );
           this.pageDone(slot);
           this.permits.release();
         })()),
@@ -255,7 +259,10 @@ export class BrowserManager {
       return;
     }
     slot.drainTimer = setTimeout(() => {
-      this.options.logger.warn({ browser: slot.id, inFlight: slot.active, drainTimeoutMs: this.options.drainTimeoutMs }, 'drain timeout: closing the browser with pages still open');
+      this.options.logger.warn(
+        { browser: slot.id, inFlight: slot.active, drainTimeoutMs: this.options.drainTimeoutMs },
+        'drain timeout: closing the browser with pages still open',
+      );
       slot.forced = true;
       void this.closeSlot(slot, 'drain timeout');
     }, this.options.drainTimeoutMs);
@@ -270,7 +277,9 @@ export class BrowserManager {
     slot.state = wasCrashed ? 'crashed' : 'closed';
     slot.closed = (async () => {
       if (!wasCrashed) {
-        const closed = await withTimeout(slot.browser.close(), CLOSE_TIMEOUT_MS, { error: () => new Error(`closing the browser took longer than ${CLOSE_TIMEOUT_MS} ms`) }).then(
+        const closed = await withTimeout(slot.browser.close(), CLOSE_TIMEOUT_MS, {
+          error: () => new Error(`closing the browser took longer than ${CLOSE_TIMEOUT_MS} ms`),
+        }).then(
           () => true,
           () => false,
         );

@@ -22,9 +22,8 @@ const FINISHED = new Set(['completed', 'failed']);
 export async function openCrawlFlow(queues: QueueRegistry, job: Job<CrawlJobPayload>): Promise<boolean> {
   const { ipId, taskId } = job.data;
   const parentId = resultJobId(taskId);
-  await queues.addFlow(
-    { queue: 'crawlResult', name: 'result', data: { ipId, taskId }, opts: { jobId: parentId } },
-    [{ queue: 'crawl', name: job.name, data: job.data, opts: { jobId: job.id!, ignoreDependencyOnFailure: true } }],
-  );
+  await queues.addFlow({ queue: 'crawlResult', name: 'result', data: { ipId, taskId }, opts: { jobId: parentId } }, [
+    { queue: 'crawl', name: job.name, data: job.data, opts: { jobId: job.id!, ignoreDependencyOnFailure: true } },
+  ]);
   return !FINISHED.has(await queues.queue('crawlResult').getJobState(parentId));
 }

@@ -111,7 +111,10 @@ export async function crawlTask(deps: CrawlDeps, task: CrawlJobPayload, logger: 
           metrics.pageDuration.observe({ outcome: label }, (performance.now() - started) / 1000);
           metrics.items.inc({ status }, outcome.items.length);
           logger.debug({ status, page, items: outcome.items.length, scrolls: outcome.scrolls, proxy: proxy?.label ?? 'direct' }, 'page crawled');
-          await report(proxy?.label ?? 'direct', `${status} page ${page}: ${outcome.items.length} items${outcome.noMoreResults ? ' (no more results)' : ''} in ${Math.round(performance.now() - started)} ms via ${proxy?.label ?? 'direct'}`);
+          await report(
+            proxy?.label ?? 'direct',
+            `${status} page ${page}: ${outcome.items.length} items${outcome.noMoreResults ? ' (no more results)' : ''} in ${Math.round(performance.now() - started)} ms via ${proxy?.label ?? 'direct'}`,
+          );
           await deps.breaker.recordSuccess();
           if (outcome.noMoreResults) break;
         } catch (err) {
@@ -129,10 +132,17 @@ export async function crawlTask(deps: CrawlDeps, task: CrawlJobPayload, logger: 
           if (countsTowardsProxyBreaker(errorClass)) await deps.breaker.recordFailure();
           if (errorClass === 'blocked') {
             const retryAfter = Math.max(settings.blockedRetryDelayMs, err instanceof PageBlockedError ? (err.retryAfterMs ?? 0) : 0);
-            await report(proxy?.label ?? 'direct', `${status} page ${page} blocked (${message.slice(0, 200)}) via ${proxy?.label ?? 'direct'}; the crawl is retried in ${retryAfter} ms`, 1);
+            await report(
+              proxy?.label ?? 'direct',
+              `${status} page ${page} blocked (${message.slice(0, 200)}) via ${proxy?.label ?? 'direct'}; the crawl is retried in ${retryAfter} ms`,
+              1,
+            );
             throw new BlockedError(`${status} page ${page} blocked (${message}); retrying in ${retryAfter} ms`, retryAfter);
           }
-          await report(proxy?.label ?? 'direct', `${status} page ${page} failed (${errorClass}: ${message.slice(0, 200)}) via ${proxy?.label ?? 'direct'}; going on`);
+          await report(
+            proxy?.label ?? 'direct',
+            `${status} page ${page} failed (${errorClass}: ${message.slice(0, 200)}) via ${proxy?.label ?? 'direct'}; going on`,
+          );
         } finally {
           await lease.release();
         }

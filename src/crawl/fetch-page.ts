@@ -61,7 +61,10 @@ async function load(input: FetchPageInput, remainingMs: () => number): Promise<F
     await page.waitForNetworkIdle({ idleTime: input.networkIdleMs, timeout: Math.min(remainingMs(), input.networkIdleMs * 5) }).catch(() => undefined);
   }
 
-  const snapshot = async (): Promise<PageSnapshot> => ({ httpStatus, ...((await page.evaluate(snapshotScript(adapter.selectors))) as Omit<PageSnapshot, 'httpStatus'>) });
+  const snapshot = async (): Promise<PageSnapshot> => ({
+    httpStatus,
+    ...((await page.evaluate(snapshotScript(adapter.selectors))) as Omit<PageSnapshot, 'httpStatus'>),
+  });
   let seen = await snapshot();
   const blocked = adapter.detectBlock(seen);
   if (blocked) throw new PageBlockedError(blocked, retryAfterMs);

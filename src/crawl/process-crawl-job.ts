@@ -43,11 +43,16 @@ export function createCrawlProcessor(deps: CrawlDeps & { queues: QueueRegistry; 
   return async (job, ctx) => {
     const task: CrawlJobPayload = job.data;
     if (!(await openCrawlFlow(deps.queues, job))) {
-      throw new PermanentError(`the flow of crawl ${task.taskId} has finished (its result or failure was processed); this re-run would reach nobody: crawl the IP's current link instead (POST /api/ips/${task.ipId}/crawl)`, 'stale_crawl');
+      throw new PermanentError(
+        `the flow of crawl ${task.taskId} has finished (its result or failure was processed); this re-run would reach nobody: crawl the IP's current link instead (POST /api/ips/${task.ipId}/crawl)`,
+        'stale_crawl',
+      );
     }
     const report = async (progress: CrawlProgress, line: string) => {
       // Progress is for people: a Redis hiccup here must not fail the crawl.
-      await Promise.all([job.updateProgress(progress), job.log(line)]).catch((err: Error) => ctx.logger.debug({ err: err.message }, 'crawl progress not recorded'));
+      await Promise.all([job.updateProgress(progress), job.log(line)]).catch((err: Error) =>
+        ctx.logger.debug({ err: err.message }, 'crawl progress not recorded'),
+      );
     };
     let crawled;
     try {
@@ -55,13 +60,25 @@ export function createCrawlProcessor(deps: CrawlDeps & { queues: QueueRegistry; 
     } catch (err) {
       // The crawler stopped under this crawl (its grace period ran out and the browsers closed):
       // hand the crawl back without spending an attempt; the next crawler takes it whole.
-      if (deps.browsers.stopping) throw new BlockedError('the crawler stopped during this crawl; handed back', HAND_BACK_DELAY_MS, 'shutdown', { cause: err, routine: true });
+      if (deps.browsers.stopping)
+        throw new BlockedError('the crawler stopped during this crawl; handed back', HAND_BACK_DELAY_MS, 'shutdown', { cause: err, routine: true });
       throw err;
     }
     // A crawl that ended while the browsers were closing may be missing pages: not a result.
-    if (deps.browsers.stopping && crawled.errors.length) throw new BlockedError('the crawler stopped during this crawl; handed back', HAND_BACK_DELAY_MS, 'shutdown', { routine: true });
+    if (deps.browsers.stopping && crawled.errors.length)
+      throw new BlockedError('the crawler stopped during this crawl; handed back', HAND_BACK_DELAY_MS, 'shutdown', { routine: true });
     const result: CrawlResultPayload = { ...crawled, crawledBy: deps.instanceId };
-    ctx.logger.info({ ipId: task.ipId, keyword: task.keyword, taskId: task.taskId, items: result.items.length, pagesCrawled: result.pagesCrawled, errors: result.errors.length }, 'crawl finished');
+    ctx.logger.info(
+      {
+        ipId: task.ipId,
+        keyword: task.keyword,
+        taskId: task.taskId,
+        items: result.items.length,
+        pagesCrawled: result.pagesCrawled,
+        errors: result.errors.length,
+      },
+      'crawl finished',
+    );
     return result;
   };
 }

@@ -25,9 +25,15 @@ import { toError } from '../errors.js';
 /** After a sweep found no healthy proxy, the next sweep waits this long. */
 export const NO_HEALTHY_RETRY_MS = 60_000;
 
-const RECORD_FAILURE = RedisScript.load('crawl-proxy-record-failure', new URL('./crawl-proxy-record-failure.lua', import.meta.url), { keys: ['breaker'], args: ['fingerprint', 'threshold', 'nowMs', 'leaseMs', 'canSwitch'] });
+const RECORD_FAILURE = RedisScript.load('crawl-proxy-record-failure', new URL('./crawl-proxy-record-failure.lua', import.meta.url), {
+  keys: ['breaker'],
+  args: ['fingerprint', 'threshold', 'nowMs', 'leaseMs', 'canSwitch'],
+});
 
-const COMMIT_SWITCH = RedisScript.load('crawl-proxy-commit-switch', new URL('./crawl-proxy-commit-switch.lua', import.meta.url), { keys: ['breaker'], args: ['fingerprint', 'from', 'to', 'nowMs', 'cooldownMs'] });
+const COMMIT_SWITCH = RedisScript.load('crawl-proxy-commit-switch', new URL('./crawl-proxy-commit-switch.lua', import.meta.url), {
+  keys: ['breaker'],
+  args: ['fingerprint', 'from', 'to', 'nowMs', 'cooldownMs'],
+});
 
 export interface BreakerState {
   index: number;
@@ -98,7 +104,11 @@ export class ProxyBreaker {
     let failures: number;
     let mustSwitch: number;
     try {
-      [failures, mustSwitch] = await RECORD_FAILURE.run<[number, number]>(redis, { breaker: key }, { fingerprint: this.fingerprint, threshold, nowMs: this.now(), leaseMs, canSwitch: proxies.length > 1 });
+      [failures, mustSwitch] = await RECORD_FAILURE.run<[number, number]>(
+        redis,
+        { breaker: key },
+        { fingerprint: this.fingerprint, threshold, nowMs: this.now(), leaseMs, canSwitch: proxies.length > 1 },
+      );
     } catch (err) {
       this.options.logger.warn({ err: toError(err).message }, 'proxy breaker: could not record a failure');
       return { failures: 0 };
@@ -133,7 +143,11 @@ export class ProxyBreaker {
       const check = await this.options.healthCheck(candidate);
       logger.info({ proxy: candidate.label, healthy: check.healthy, detail: check.detail }, 'proxy health check');
       if (!check.healthy) continue;
-      const switched = await COMMIT_SWITCH.run<number>(redis, { breaker: key }, { fingerprint: this.fingerprint, from, to: candidate.index, nowMs: this.now(), cooldownMs: this.options.cooldownMs });
+      const switched = await COMMIT_SWITCH.run<number>(
+        redis,
+        { breaker: key },
+        { fingerprint: this.fingerprint, from, to: candidate.index, nowMs: this.now(), cooldownMs: this.options.cooldownMs },
+      );
       if (!switched) return undefined;
       this.lastIndex = candidate.index;
       logger.warn({ from: fromProxy.label, to: candidate.label, cooldownMs: this.options.cooldownMs }, 'proxy switched by the circuit breaker');

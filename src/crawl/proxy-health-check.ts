@@ -56,7 +56,14 @@ export function checkProxy(proxy: ProxyConfig, targetUrl: string, timeoutMs: num
     }
     const proxyTransport = proxy.protocol === 'https' ? https : http;
     if (target.protocol === 'http:') {
-      const req = proxyTransport.request({ host: proxy.host, port: proxy.port, method: 'GET', path: target.toString(), headers: { host: target.host, ...authHeader(proxy) }, agent: false });
+      const req = proxyTransport.request({
+        host: proxy.host,
+        port: proxy.port,
+        method: 'GET',
+        path: target.toString(),
+        headers: { host: target.host, ...authHeader(proxy) },
+        agent: false,
+      });
       req.on('socket', (s) => sockets.push(s));
       req.on('response', (res) => {
         res.resume();
@@ -67,7 +74,14 @@ export function checkProxy(proxy: ProxyConfig, targetUrl: string, timeoutMs: num
       return;
     }
     const port = Number(target.port || 443);
-    const connect = proxyTransport.request({ host: proxy.host, port: proxy.port, method: 'CONNECT', path: `${target.hostname}:${port}`, headers: { host: `${target.hostname}:${port}`, ...authHeader(proxy) }, agent: false });
+    const connect = proxyTransport.request({
+      host: proxy.host,
+      port: proxy.port,
+      method: 'CONNECT',
+      path: `${target.hostname}:${port}`,
+      headers: { host: `${target.hostname}:${port}`, ...authHeader(proxy) },
+      agent: false,
+    });
     connect.on('socket', (s) => sockets.push(s));
     connect.on('error', fail);
     connect.on('connect', (res, socket) => {

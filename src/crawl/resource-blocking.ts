@@ -35,7 +35,15 @@ export const BLOCKED_URL_PATTERNS = [
   '*/beacon*',
 ];
 
-const patterns = BLOCKED_URL_PATTERNS.map((p) => new RegExp(`^${p.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\/]/g, '\\$&')).join('.*')}$`));
+const patterns = BLOCKED_URL_PATTERNS.map(
+  (p) =>
+    new RegExp(
+      `^${p
+        .split('*')
+        .map((s) => s.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'))
+        .join('.*')}$`,
+    ),
+);
 
 /** Whether Chromium will refuse this URL (the same wildcard match, for tests and logs). */
 export function isBlockedUrl(url: string): boolean {

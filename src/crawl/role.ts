@@ -31,7 +31,8 @@ export async function startCrawlerRole(ctx: PlatformContext, baseUrl: string = c
   const c = ctx.config.crawl;
   const logger = ctx.logger.child({ role: 'crawler' });
   const proxies = c.proxyList.map(parseProxy);
-  if (c.site === 'fixture' && baseUrl === EMBEDDED_FIXTURE_URL) throw new Error('CRAWL_BASE_URL=embedded: the runtime serves the fixture marketplace and passes its address (src/runtime/crawler-role.ts)');
+  if (c.site === 'fixture' && baseUrl === EMBEDDED_FIXTURE_URL)
+    throw new Error('CRAWL_BASE_URL=embedded: the runtime serves the fixture marketplace and passes its address (src/runtime/crawler-role.ts)');
   const adapter = createSiteAdapter(c.site, baseUrl);
   const metrics = new CrawlMetrics(ctx.metrics);
   // The operator's own site is trusted; whatever else the browser is led to (a redirect off the
@@ -39,7 +40,8 @@ export async function startCrawlerRole(ctx: PlatformContext, baseUrl: string = c
   const requestGuard = new RequestGuard({
     policy: OutboundPolicy.fromEntries(ctx.config.outbound.allow),
     trustedOrigins: [adapter.baseUrl],
-    onRefused: (r) => (r.navigation ? logger.warn(r, 'crawler navigation refused by the outbound policy') : logger.debug(r, 'crawler request refused by the outbound policy')),
+    onRefused: (r) =>
+      r.navigation ? logger.warn(r, 'crawler navigation refused by the outbound policy') : logger.debug(r, 'crawler request refused by the outbound policy'),
   });
   const browsers = new BrowserManager({
     chromiumPath: c.chromiumPath,

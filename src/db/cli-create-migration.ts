@@ -18,7 +18,9 @@ if (!name) {
 const services = await provideServices(loadConfig(), undefined, { database: true, redis: false });
 try {
   const created = await createMigration(name, { shadowUrl: services.database.url });
-  console.log(created.name ? `created prisma/migrations/${created.name}/migration.sql\n\n${created.sql}` : 'no changes: the schema matches the migration history');
+  console.log(
+    created.name ? `created prisma/migrations/${created.name}/migration.sql\n\n${created.sql}` : 'no changes: the schema matches the migration history',
+  );
 } finally {
   await services.stop();
 }

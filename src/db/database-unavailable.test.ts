@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isDatabaseUnavailable } from './database-unavailable.js';
 
-const prismaError = (code: string, cause: Record<string, unknown>) => Object.assign(new Error('Invalid `prisma.x()` invocation'), { code, meta: { driverAdapterError: { name: 'DriverAdapterError', cause } } });
+const prismaError = (code: string, cause: Record<string, unknown>) =>
+  Object.assign(new Error('Invalid `prisma.x()` invocation'), { code, meta: { driverAdapterError: { name: 'DriverAdapterError', cause } } });
 
 describe('isDatabaseUnavailable', () => {
   it.each([

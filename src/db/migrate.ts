@@ -40,7 +40,10 @@ async function readSchema(schemaPath: string) {
 /** The migration history as the engine reads it from disk. */
 export async function readMigrationList(migrationsDir: string): Promise<MigrationList> {
   const entries = await readdir(migrationsDir, { withFileTypes: true }).catch(() => []);
-  const dirs = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const dirs = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   const lockContent = await readFile(path.join(migrationsDir, LOCKFILE), 'utf8').catch(() => null);
   return {
     baseDir: migrationsDir,

@@ -81,9 +81,7 @@ function patchQueryable<T extends SqlDriverAdapter | Transaction>(adapter: T): T
       const value = Reflect.get(target, prop, target) as Function;
       if (prop === 'queryRaw') {
         return async (query: SqlQuery): Promise<SqlResultSet> => {
-          const sql = query.sql.includes(DESCRIBE_CONSTRAINTS)
-            ? query.sql.replace(DESCRIBE_CONSTRAINTS, "contype NOT IN ('p', 'u', 'f', 'n')")
-            : query.sql;
+          const sql = query.sql.includes(DESCRIBE_CONSTRAINTS) ? query.sql.replace(DESCRIBE_CONSTRAINTS, "contype NOT IN ('p', 'u', 'f', 'n')") : query.sql;
           const result = (await value.call(target, { ...query, sql })) as SqlResultSet;
           const rows = result.rows as unknown as Record<symbol, number[] | undefined>;
           for (const i of rows[CHAR_COLUMNS] ?? []) result.columnTypes[i] = ColumnTypeEnum.Character;
@@ -109,10 +107,7 @@ function patchQueryable<T extends SqlDriverAdapter | Transaction>(adapter: T): T
 }
 
 /** Applies the shims to a factory; `shadow` replaces connectToShadowDb (shim 4). */
-export function patchFactory(
-  factory: SqlMigrationAwareDriverAdapterFactory,
-  shadow?: () => Promise<SqlDriverAdapter>,
-): SqlMigrationAwareDriverAdapterFactory {
+export function patchFactory(factory: SqlMigrationAwareDriverAdapterFactory, shadow?: () => Promise<SqlDriverAdapter>): SqlMigrationAwareDriverAdapterFactory {
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,
@@ -139,16 +134,9 @@ function loadWasm(): Promise<void> {
 }
 
 /** Opens the engine over a (patched) adapter factory. Call `engine.free()` when done. */
-export async function openSchemaEngine(
-  schema: { path: string; content: string },
-  factory: SqlMigrationAwareDriverAdapterFactory,
-): Promise<SchemaEngine> {
+export async function openSchemaEngine(schema: { path: string; content: string }, factory: SqlMigrationAwareDriverAdapterFactory): Promise<SchemaEngine> {
   await loadWasm();
-  return bg.SchemaEngine.new(
-    { datamodels: [[schema.path, schema.content]] },
-    () => undefined,
-    bindMigrationAwareSqlAdapterFactory(factory),
-  );
+  return bg.SchemaEngine.new({ datamodels: [[schema.path, schema.content]] }, () => undefined, bindMigrationAwareSqlAdapterFactory(factory));
 }
 
 /** Engine errors arrive as plain objects or strings; this makes them readable. */

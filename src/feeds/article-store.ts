@@ -136,7 +136,10 @@ export class ArticleStore {
    * Writes cleaned texts and `version`, only to rows still below it (a refresh may have rewritten
    * one meanwhile); `updated_at` moves only for rows whose text changed. Returns the rows written.
    */
-  async rewriteSanitized(version: number, rows: { id: string; title: string | null; author: string | null; summary: string | null; content: string | null }[]): Promise<number> {
+  async rewriteSanitized(
+    version: number,
+    rows: { id: string; title: string | null; author: string | null; summary: string | null; content: string | null }[],
+  ): Promise<number> {
     const result = await this.pool.query({
       name: 'feeds-sanitize-write',
       text: `UPDATE articles AS a SET title = u.title, author = u.author, summary = u.summary, content = u.content,

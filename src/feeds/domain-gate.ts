@@ -50,9 +50,15 @@ const STALE_RESERVATION_MS = 600_000;
  */
 const HAND_OVER_FALLBACK_MAX_MS = 3_000;
 
-const acquireScript = RedisScript.load('feed-domain-acquire', new URL('./feed-domain-acquire.lua', import.meta.url), { keys: ['state', 'line'], args: ['jobId', 'intervalMs', 'leaseMs', 'idleTtlMs', 'minWaitMs', 'stepMs', 'staleMs', 'handOverMaxMs', 'reserveOnly'] });
+const acquireScript = RedisScript.load('feed-domain-acquire', new URL('./feed-domain-acquire.lua', import.meta.url), {
+  keys: ['state', 'line'],
+  args: ['jobId', 'intervalMs', 'leaseMs', 'idleTtlMs', 'minWaitMs', 'stepMs', 'staleMs', 'handOverMaxMs', 'reserveOnly'],
+});
 
-const releaseScript = RedisScript.load('feed-domain-release', new URL('./feed-domain-release.lua', import.meta.url), { keys: ['state', 'line'], args: ['jobId', 'intervalMs', 'retryAfterMs', 'idleTtlMs', 'stepMs', 'requested'] });
+const releaseScript = RedisScript.load('feed-domain-release', new URL('./feed-domain-release.lua', import.meta.url), {
+  keys: ['state', 'line'],
+  args: ['jobId', 'intervalMs', 'retryAfterMs', 'idleTtlMs', 'stepMs', 'requested'],
+});
 
 /** The domain of a feed URL: its host name, lower case (the port is not part of it); undefined for a non-URL. */
 export function domainOf(url: string): string | undefined {

@@ -71,7 +71,10 @@ export interface TaskState {
   runAt: Date | null;
 }
 
-const clearStaleKeyScript = RedisScript.load('feed-clear-stale-dedup', new URL('./feed-clear-stale-dedup.lua', import.meta.url), { keys: ['dedup'], args: ['jobId'] });
+const clearStaleKeyScript = RedisScript.load('feed-clear-stale-dedup', new URL('./feed-clear-stale-dedup.lua', import.meta.url), {
+  keys: ['dedup'],
+  args: ['jobId'],
+});
 
 export function periodicDedupId(feedId: number): string {
   return `feed-${feedId}-periodic`;
@@ -131,7 +134,11 @@ export class FeedScheduler {
    * Asks for the feed's periodic refresh in `delayMs` (see the states above). `domain`, when the
    * caller knows the feed's URL, travels in the job (see the payload).
    */
-  schedulePeriodic(feedId: number, delayMs: number, options: { trigger?: 'initial' | 'periodic'; reschedule?: boolean; domain?: string | undefined } = {}): Promise<ScheduledTask> {
+  schedulePeriodic(
+    feedId: number,
+    delayMs: number,
+    options: { trigger?: 'initial' | 'periodic'; reschedule?: boolean; domain?: string | undefined } = {},
+  ): Promise<ScheduledTask> {
     const trigger = options.trigger ?? 'periodic';
     return this.add(
       feedId,

@@ -100,15 +100,24 @@ export class FeedService {
    * A user has at most FEEDS_MAX_PER_USER feeds, however many subscriptions arrive at once
    * (feed-store.ts).
    */
-  async subscribe(userId: number, input: { url: string; title?: string | undefined; refreshIntervalMinutes?: number | undefined }): Promise<FeedView & { taskId: string }> {
+  async subscribe(
+    userId: number,
+    input: { url: string; title?: string | undefined; refreshIntervalMinutes?: number | undefined },
+  ): Promise<FeedView & { taskId: string }> {
     const { services, settings } = this.deps;
     const created = await services.feeds.createWithinLimit(
       userId,
-      { url: input.url, title: input.title ?? null, refreshIntervalMinutes: input.refreshIntervalMinutes ?? settings.defaultIntervalMinutes, nextRefreshAt: new Date() },
+      {
+        url: input.url,
+        title: input.title ?? null,
+        refreshIntervalMinutes: input.refreshIntervalMinutes ?? settings.defaultIntervalMinutes,
+        nextRefreshAt: new Date(),
+      },
       settings.maxPerUser,
     );
-    if (created.kind === 'unknown_user') throw new UnauthenticatedError('unknown_user', 'the token\'s user does not exist');
-    if (created.kind === 'limit_reached') throw new ConflictError('feed_limit_reached', `you have ${settings.maxPerUser} feeds, the most a user may have (FEEDS_MAX_PER_USER)`, { field: 'url' });
+    if (created.kind === 'unknown_user') throw new UnauthenticatedError('unknown_user', "the token's user does not exist");
+    if (created.kind === 'limit_reached')
+      throw new ConflictError('feed_limit_reached', `you have ${settings.maxPerUser} feeds, the most a user may have (FEEDS_MAX_PER_USER)`, { field: 'url' });
     if (created.kind === 'exists') throw new ConflictError('feed_exists', 'you already subscribe to this URL', { field: 'url' });
     const { feed } = created;
     try {

@@ -43,7 +43,9 @@ export function isFeedGone(err: unknown): boolean {
 /** Postgres or Prisma: a foreign key the statement needed is missing (a user, a feed). */
 function isForeignKeyViolation(err: unknown): boolean {
   const e = err as { code?: string; meta?: { code?: string }; message?: string };
-  return e?.code === 'P2003' || e?.code === '23503' || e?.meta?.code === '23503' || /violates foreign key constraint|Foreign key constraint/i.test(e?.message ?? '');
+  return (
+    e?.code === 'P2003' || e?.code === '23503' || e?.meta?.code === '23503' || /violates foreign key constraint|Foreign key constraint/i.test(e?.message ?? '')
+  );
 }
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === 'P2002';

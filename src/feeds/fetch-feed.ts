@@ -47,7 +47,8 @@ export type FetchFeedResult =
     };
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const ACCEPT = 'application/rss+xml, application/atom+xml, application/feed+json, application/rdf+xml;q=0.9, application/xml;q=0.9, text/xml;q=0.9, application/json;q=0.8, */*;q=0.5';
+const ACCEPT =
+  'application/rss+xml, application/atom+xml, application/feed+json, application/rdf+xml;q=0.9, application/xml;q=0.9, text/xml;q=0.9, application/json;q=0.8, */*;q=0.5';
 
 function httpUrl(value: string, base?: string): URL {
   let url: URL;
@@ -140,7 +141,10 @@ export async function fetchFeed(feedUrl: string, options: FetchFeedOptions): Pro
   // Credentials in the feed URL become Basic auth, sent to that origin only (not after a
   // redirect elsewhere); fetch refuses URLs that carry them.
   const origin = url.origin;
-  const basic = url.username || url.password ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}` : undefined;
+  const basic =
+    url.username || url.password
+      ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
+      : undefined;
   url.username = '';
   url.password = '';
   const visited = new Set<string>([url.href]);
@@ -175,7 +179,8 @@ export async function fetchFeed(feedUrl: string, options: FetchFeedOptions): Pro
         next.username = '';
         next.password = '';
         if (visited.has(next.href)) throw new FeedRefreshError('too_many_redirects', `redirect loop at ${next.href}`, { httpStatus: res.status });
-        if (redirects + 1 > options.maxRedirects) throw new FeedRefreshError('too_many_redirects', `more than ${options.maxRedirects} redirects`, { httpStatus: res.status });
+        if (redirects + 1 > options.maxRedirects)
+          throw new FeedRefreshError('too_many_redirects', `more than ${options.maxRedirects} redirects`, { httpStatus: res.status });
         visited.add(next.href);
         url = next;
         continue;
@@ -186,7 +191,8 @@ export async function fetchFeed(feedUrl: string, options: FetchFeedOptions): Pro
       }
       if (res.status < 200 || res.status >= 300) {
         await discard(res);
-        const retryAfterMs = res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers.get('retry-after'), Date.now(), options.maxRetryAfterMs) : undefined;
+        const retryAfterMs =
+          res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers.get('retry-after'), Date.now(), options.maxRetryAfterMs) : undefined;
         const failure = res.status === 503 && retryAfterMs !== undefined ? 'rate_limited' : classifyStatus(res.status);
         throw new FeedRefreshError(failure, `HTTP ${res.status}${retryAfterMs !== undefined ? ` (Retry-After ${Math.round(retryAfterMs / 1000)} s)` : ''}`, {
           httpStatus: res.status,

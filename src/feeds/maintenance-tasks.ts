@@ -21,7 +21,10 @@ import { trimArticles } from './trim-articles.js';
 export function feedMaintenanceTasks(ctx: Pick<PlatformContext, 'config' | 'db' | 'redis' | 'keys' | 'queues' | 'metrics'>): MaintenanceTask[] {
   const { scheduler, feeds, articles } = createFeedServices(ctx);
   const settings = ctx.config.feeds;
-  const trimmed = ctx.metrics.counter('wp_feed_articles_trimmed_total', 'Articles deleted by the trim task (older than the newest ARTICLES_KEEP_PER_FEED of their feed).');
+  const trimmed = ctx.metrics.counter(
+    'wp_feed_articles_trimmed_total',
+    'Articles deleted by the trim task (older than the newest ARTICLES_KEEP_PER_FEED of their feed).',
+  );
   return [
     {
       name: 'feeds-reconcile',
@@ -49,7 +52,11 @@ export function feedMaintenanceTasks(ctx: Pick<PlatformContext, 'config' | 'db' 
       everyMs: 0,
       runAtStart: true,
       run: async ({ job, term, signal, logger }) => {
-        const outcome = await sanitizeStoredArticles({ articles, batchSize: settings.sanitizeBatchSize, shouldContinue: () => !signal.aborted && term.isCurrent() });
+        const outcome = await sanitizeStoredArticles({
+          articles,
+          batchSize: settings.sanitizeBatchSize,
+          shouldContinue: () => !signal.aborted && term.isCurrent(),
+        });
         if (outcome.cleaned || !outcome.finished) logger.info(outcome, 'stored articles sanitized');
         await job.log(`${outcome.cleaned} articles cleaned${outcome.finished ? '' : '; stopped early: the leader term ended'}`);
         return outcome;

@@ -8,7 +8,9 @@ const FEED_URL = 'http://example.test/feed';
 const bytes = (s: string) => new TextEncoder().encode(s);
 const DOCS = new URL('../../test/fixtures/feeds/documents/', import.meta.url);
 const doc = (name: string, options: { url?: string; contentLocation?: string } = {}) =>
-  parseFeedDocument(readFileSync(new URL(name, DOCS)), null, options.url ?? `http://docs.example.test/feeds/${name}`, { contentLocation: options.contentLocation ?? null });
+  parseFeedDocument(readFileSync(new URL(name, DOCS)), null, options.url ?? `http://docs.example.test/feeds/${name}`, {
+    contentLocation: options.contentLocation ?? null,
+  });
 function refusal(run: () => unknown): FeedRefreshError {
   try {
     run();
@@ -55,7 +57,11 @@ const JSON11 = JSON.stringify({
     { id: 'only-id', content_text: 'no url' },
   ],
 });
-const JSON10 = JSON.stringify({ version: 'https://jsonfeed.org/version/1', title: 'J10', items: [{ id: 'a', url: 'http://example.test/a', content_text: 't', author: { name: 'Ed' } }] });
+const JSON10 = JSON.stringify({
+  version: 'https://jsonfeed.org/version/1',
+  title: 'J10',
+  items: [{ id: 'a', url: 'http://example.test/a', content_text: 't', author: { name: 'Ed' } }],
+});
 
 describe('parseFeedDocument', () => {
   it('maps RSS 2.0 items: relative links, guid fallbacks, duplicates, content and author', () => {
@@ -89,7 +95,12 @@ describe('parseFeedDocument', () => {
   });
 
   it('reads dates and authors from Atom and RDF', () => {
-    expect(parseFeedDocument(bytes(ATOM1), null, FEED_URL).articles[0]).toMatchObject({ author: 'Cy', summary: 's', content: '<p>c</p>', publishedAt: new Date('2024-01-01T08:00:00Z') });
+    expect(parseFeedDocument(bytes(ATOM1), null, FEED_URL).articles[0]).toMatchObject({
+      author: 'Cy',
+      summary: 's',
+      content: '<p>c</p>',
+      publishedAt: new Date('2024-01-01T08:00:00Z'),
+    });
     expect(parseFeedDocument(bytes(RDF), null, FEED_URL).articles[0]).toMatchObject({ author: 'Bo', publishedAt: new Date('2024-02-03T04:05:06Z') });
   });
 
@@ -168,9 +179,13 @@ describe('parseFeedDocument: URLs', () => {
     expect(one).toMatchObject({
       url: 'http://base.example.test/root/entries/one.html',
       enclosures: [{ url: 'http://base.example.test/root/entries/media/one.mp3', type: 'audio/mpeg', length: 1234 }],
-      content: '<p><a href="http://base.example.test/content/dir/page.html" rel="nofollow noopener noreferrer">a page</a> <img src="http://base.example.test/content/img/pic.png" alt="pic" /></p>',
+      content:
+        '<p><a href="http://base.example.test/content/dir/page.html" rel="nofollow noopener noreferrer">a page</a> <img src="http://base.example.test/content/img/pic.png" alt="pic" /></p>',
     });
-    expect(two).toMatchObject({ url: 'http://other.example.test/x/two.html', summary: '<a href="http://base.example.test/relative/uri" rel="nofollow noopener noreferrer">rel</a>' });
+    expect(two).toMatchObject({
+      url: 'http://other.example.test/x/two.html',
+      summary: '<a href="http://base.example.test/relative/uri" rel="nofollow noopener noreferrer">rel</a>',
+    });
     // xml:base="javascript:..." is not a base: the feed's stays.
     expect(three!.url).toBe('http://base.example.test/root/three.html');
   });
@@ -178,11 +193,16 @@ describe('parseFeedDocument: URLs', () => {
   it('resolves RSS links, permalink guids, enclosures and content against xml:base on the channel, item and description', () => {
     const feed = doc('rss-xml-base.xml');
     expect(feed.siteUrl).toBe('http://base.example.test/channel/home/');
-    expect(feed.articles.map((a) => a.url)).toEqual(['http://base.example.test/relative/uri', 'http://base.example.test/channel/posts/2', 'http://base.example.test/permalinks/3']);
+    expect(feed.articles.map((a) => a.url)).toEqual([
+      'http://base.example.test/relative/uri',
+      'http://base.example.test/channel/posts/2',
+      'http://base.example.test/permalinks/3',
+    ]);
     expect(feed.articles[0]).toMatchObject({
       enclosures: [{ url: 'http://base.example.test/items/ep1.mp3', type: 'audio/mpeg', length: 42 }],
       summary: '<a href="http://desc.example.test/d/x.html" rel="nofollow noopener noreferrer">x</a>',
-      content: '<p><img src="http://base.example.test/items/img/a.png" srcset="http://base.example.test/items/img/a.png 1x, http://base.example.test/items/img/a2.png 2x" /></p>',
+      content:
+        '<p><img src="http://base.example.test/items/img/a.png" srcset="http://base.example.test/items/img/a.png 1x, http://base.example.test/items/img/a2.png 2x" /></p>',
     });
   });
 
@@ -232,7 +252,12 @@ describe('parseFeedDocument: text', () => {
   it('decodes Atom 0.3 modes: base64, escaped, inline xml', () => {
     const feed = doc('atom03-modes.xml');
     expect(feed.title).toBe('Base64 feed title');
-    expect(feed.articles[0]).toMatchObject({ title: 'Escaped title', content: '<p>Base64 <b>content</b></p>', summary: 'Plain base64 summary', publishedAt: new Date('2004-05-01T10:00:00Z') });
+    expect(feed.articles[0]).toMatchObject({
+      title: 'Escaped title',
+      content: '<p>Base64 <b>content</b></p>',
+      summary: 'Plain base64 summary',
+      publishedAt: new Date('2004-05-01T10:00:00Z'),
+    });
     expect(feed.articles[1]!.content).toBe('<p>Inline <b>XML</b> mode</p>');
   });
 

@@ -165,7 +165,9 @@ function fromAtom(entry: AtomEntry, notes: ElementNotes | null): RawItem {
     summary: atomText(entry.summary, modes?.get('summary')),
     content: atomText(entry.content, modes?.get('content')),
     published: str(entry.published) ?? str(entry.updated) ?? str(entry.dc?.dates?.[0]),
-    enclosures: (entry.links ?? []).flatMap((l) => (l.rel === 'enclosure' && str(l.href) ? [{ url: l.href!, type: str(l.type), length: l.length ?? null }] : [])),
+    enclosures: (entry.links ?? []).flatMap((l) =>
+      l.rel === 'enclosure' && str(l.href) ? [{ url: l.href!, type: str(l.type), length: l.length ?? null }] : [],
+    ),
     at: { link: 'link', id: 'id', summary: 'summary', content: 'content' },
   };
 }
@@ -201,7 +203,11 @@ function toArticle(raw: RawItem, notes: ElementNotes | null, docBase: string, fe
   for (const e of raw.enclosures) {
     const resolved = resolveHttpUrl(e.url, notes?.linkBases.get(e.url.trim()) ?? notes?.base ?? docBase);
     if (resolved && enclosures.length < MAX_ENCLOSURES && !enclosures.some((x) => x.url === resolved)) {
-      enclosures.push({ url: resolved, type: e.type ? stripControls(e.type).slice(0, 255) : null, length: Number.isSafeInteger(e.length) && e.length! >= 0 ? e.length : null });
+      enclosures.push({
+        url: resolved,
+        type: e.type ? stripControls(e.type).slice(0, 255) : null,
+        length: Number.isSafeInteger(e.length) && e.length! >= 0 ? e.length : null,
+      });
     }
   }
   return {

@@ -13,7 +13,12 @@ import { delayUntil, dueAt } from './next-refresh.js';
 
 const PAGE = 500;
 
-export async function reconcileChains(deps: { feeds: Pick<FeedStore, 'schedulesAfter'>; scheduler: FeedScheduler; logger: Logger; signal?: AbortSignal }): Promise<{ checked: number; repaired: number }> {
+export async function reconcileChains(deps: {
+  feeds: Pick<FeedStore, 'schedulesAfter'>;
+  scheduler: FeedScheduler;
+  logger: Logger;
+  signal?: AbortSignal;
+}): Promise<{ checked: number; repaired: number }> {
   const started = performance.now();
   let cursor = 0;
   let checked = 0;

@@ -117,10 +117,17 @@ function describe(err: unknown): string {
  */
 export function classifyFetchError(err: unknown, at: { timedOut: boolean; answered: boolean }): FeedRefreshError {
   if (err instanceof FeedRefreshError) return err;
-  const refused = causes(err).find((e) => (e as { code?: unknown })?.code === 'ERR_DESTINATION_NOT_ALLOWED') as { message: string; detail?: string } | undefined;
+  const refused = causes(err).find((e) => (e as { code?: unknown })?.code === 'ERR_DESTINATION_NOT_ALLOWED') as
+    | { message: string; detail?: string }
+    | undefined;
   if (refused) return new FeedRefreshError('destination_not_allowed', refused.message, { detail: refused.detail }, { cause: err });
   const e = err as { name?: string };
   const timedOut = at.timedOut || e?.name === 'TimeoutError' || e?.name === 'AbortError';
   if (timedOut && at.answered) return new FeedRefreshError('timeout', 'no complete answer in time', { detail: describe(err) }, { cause: err });
-  return new FeedRefreshError('connection_failed', CONNECTION_FAILED_MESSAGE, { detail: timedOut ? `no answer in time (${describe(err)})` : describe(err) }, { cause: err });
+  return new FeedRefreshError(
+    'connection_failed',
+    CONNECTION_FAILED_MESSAGE,
+    { detail: timedOut ? `no answer in time (${describe(err)})` : describe(err) },
+    { cause: err },
+  );
 }

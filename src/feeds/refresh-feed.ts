@@ -304,10 +304,16 @@ export function createRefreshProcessor(deps: RefreshDeps) {
           next = nextAfterSuccess(now, current.refreshIntervalMinutes);
           if (fetched.kind === 'not_modified') {
             await feeds.recordNotModified(current, now, next);
-            await report({ step: 'not_modified', httpStatus: 304, notModified: true, nextRefreshAt: next.toISOString() }, `304 not modified; next refresh at ${next.toISOString()}`);
+            await report(
+              { step: 'not_modified', httpStatus: 304, notModified: true, nextRefreshAt: next.toISOString() },
+              `304 not modified; next refresh at ${next.toISOString()}`,
+            );
             return { outcome: 'not_modified' as const, httpStatus: 304, nextRefreshAt: next.toISOString() };
           }
-          await report({ step: 'fetched', httpStatus: fetched.status, bytes: fetched.body.byteLength, notModified: false }, `answered ${fetched.status}, ${fetched.body.byteLength} bytes`);
+          await report(
+            { step: 'fetched', httpStatus: fetched.status, bytes: fetched.body.byteLength, notModified: false },
+            `answered ${fetched.status}, ${fetched.body.byteLength} bytes`,
+          );
           const parsed = parseFeedDocument(fetched.body, fetched.contentType, fetched.finalUrl, { contentLocation: fetched.contentLocation });
           // A document may list any number of items: only the first ones are stored (more than a
           // feed keeps would be deleted by the housekeeping again).
@@ -346,8 +352,12 @@ export function createRefreshProcessor(deps: RefreshDeps) {
         if (down) throw ourSideDown(down, err);
         const final = failure?.permanent || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
         if (!final) {
-          if (failure?.detail) ctx.logger.debug({ feedId, failure: failure.failure, detail: failure.detail, attempt: job.attemptsMade + 1 }, 'feed refresh attempt failed');
-          await report({ step: 'failed', error: failure?.summary ?? INTERNAL_ERROR }, `attempt ${job.attemptsMade + 1} failed: ${failure?.summary ?? INTERNAL_ERROR}; retried`);
+          if (failure?.detail)
+            ctx.logger.debug({ feedId, failure: failure.failure, detail: failure.detail, attempt: job.attemptsMade + 1 }, 'feed refresh attempt failed');
+          await report(
+            { step: 'failed', error: failure?.summary ?? INTERNAL_ERROR },
+            `attempt ${job.attemptsMade + 1} failed: ${failure?.summary ?? INTERNAL_ERROR}; retried`,
+          );
           throw failure ? new FeedRetryError(failure.summary, failure.failure, failure.details.retryAfterMs) : err;
         }
         // The final failure, the feed's or ours: recorded on the feed with its next refresh (backing off).
@@ -362,8 +372,15 @@ export function createRefreshProcessor(deps: RefreshDeps) {
           next = nextAfterFailure(new Date(), failed.refreshIntervalMinutes, failed.errorCount, settings.maxBackoffMinutes, failure?.details.retryAfterMs);
           await feeds.setNextRefresh(feedId, next);
           deps.metrics?.refreshes.inc({ outcome: `failed_${failure?.failure ?? 'internal_error'}` });
-          if (failure) ctx.logger.info({ feedId, failure: failure.failure, detail: failure.detail, errorCount: failed.errorCount, nextRefreshAt: next }, 'feed refresh failed');
-          await report({ step: 'failed', error: summary, nextRefreshAt: next.toISOString() }, `failed for good: ${summary}; next refresh at ${next.toISOString()}`);
+          if (failure)
+            ctx.logger.info(
+              { feedId, failure: failure.failure, detail: failure.detail, errorCount: failed.errorCount, nextRefreshAt: next },
+              'feed refresh failed',
+            );
+          await report(
+            { step: 'failed', error: summary, nextRefreshAt: next.toISOString() },
+            `failed for good: ${summary}; next refresh at ${next.toISOString()}`,
+          );
           await lock.release(feedId, job.id!);
           await scheduler.schedulePeriodic(feedId, delayUntil(next, new Date()), { reschedule: true, domain });
         } catch (recording) {

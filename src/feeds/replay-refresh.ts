@@ -37,7 +37,12 @@ export async function replayDeadRefresh(deps: { feeds: Pick<FeedStore, 'exists'>
     const owner = await scheduler.periodicTask(feedId);
     const ownerState = owner ? await scheduler.queue.getJobState(owner) : 'unknown';
     if (owner && ownerState === 'delayed') {
-      const promoted = await scheduler.queue.getJob(owner).then((j) => j?.promote().then(() => true, () => false));
+      const promoted = await scheduler.queue.getJob(owner).then((j) =>
+        j?.promote().then(
+          () => true,
+          () => false,
+        ),
+      );
       if (promoted) reply = { jobId, status: 'moved_forward', taskId: owner };
     } else if (owner && QUEUED_STATES.has(ownerState)) reply = { jobId, status: 'already_queued', taskId: owner };
     else if (owner && ownerState === 'active') reply = { jobId, status: 'running', taskId: owner };

@@ -22,7 +22,17 @@ describe('resolve-url', () => {
   it('keeps only http(s) links of a sane length', () => {
     expect(resolveHttpUrl(' ../p?q=1 ', 'http://a.test/x/y/')).toBe('http://a.test/x/p?q=1');
     expect(resolveHttpUrl('//c.test/p', 'https://a.test/')).toBe('https://c.test/p');
-    for (const bad of ['javascript:alert(1)', 'java\tscript:alert(1)', ' JAVASCRIPT:x', 'vbscript:x', 'data:text/html,x', 'file:///etc/passwd', 'mailto:a@b.test', 'http://[::1', '']) {
+    for (const bad of [
+      'javascript:alert(1)',
+      'java\tscript:alert(1)',
+      ' JAVASCRIPT:x',
+      'vbscript:x',
+      'data:text/html,x',
+      'file:///etc/passwd',
+      'mailto:a@b.test',
+      'http://[::1',
+      '',
+    ]) {
       expect(resolveHttpUrl(bad, 'http://a.test/')).toBeNull();
     }
     expect(resolveHttpUrl(`http://a.test/${'x'.repeat(MAX_URL_LENGTH)}`, 'http://a.test/')).toBeNull();

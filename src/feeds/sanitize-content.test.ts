@@ -15,12 +15,66 @@ const BASE = 'http://feed.example.test/blog/feed.xml';
 
 /** Elements that run, load or submit something, or change how the page around them behaves. */
 const FORBIDDEN_ELEMENTS = new Set([
-  'script', 'style', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet', 'form', 'input', 'button', 'textarea',
-  'select', 'option', 'keygen', 'isindex', 'meta', 'link', 'base', 'svg', 'math', 'template', 'noscript', 'xmp', 'plaintext',
-  'noembed', 'noframes', 'bgsound', 'layer', 'xml', 'marquee', 'title', 'body', 'html', 'head',
+  'script',
+  'style',
+  'iframe',
+  'frame',
+  'frameset',
+  'object',
+  'embed',
+  'applet',
+  'form',
+  'input',
+  'button',
+  'textarea',
+  'select',
+  'option',
+  'keygen',
+  'isindex',
+  'meta',
+  'link',
+  'base',
+  'svg',
+  'math',
+  'template',
+  'noscript',
+  'xmp',
+  'plaintext',
+  'noembed',
+  'noframes',
+  'bgsound',
+  'layer',
+  'xml',
+  'marquee',
+  'title',
+  'body',
+  'html',
+  'head',
 ]);
 /** Attributes holding a URL (any element, any namespace prefix). */
-const URL_ATTRIBUTES = new Set(['href', 'src', 'srcset', 'poster', 'cite', 'action', 'formaction', 'data', 'xlink:href', 'background', 'dynsrc', 'lowsrc', 'codebase', 'longdesc', 'usemap', 'ping', 'srcdoc', 'to', 'values', 'from', 'by']);
+const URL_ATTRIBUTES = new Set([
+  'href',
+  'src',
+  'srcset',
+  'poster',
+  'cite',
+  'action',
+  'formaction',
+  'data',
+  'xlink:href',
+  'background',
+  'dynsrc',
+  'lowsrc',
+  'codebase',
+  'longdesc',
+  'usemap',
+  'ping',
+  'srcdoc',
+  'to',
+  'values',
+  'from',
+  'by',
+]);
 const SAFE_DATA_IMAGE = /^data:image\/(png|gif|jpeg|webp|avif);base64,/i;
 
 function* elements(node: Node): Generator<Element> {
@@ -49,7 +103,11 @@ function executableParts(html: string): string[] {
         // eslint-disable-next-line no-control-regex
         const compact = url.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '').replace(/[\t\n\r]/g, '');
         const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(compact)?.[1]?.toLowerCase();
-        const ok = scheme === 'http' || scheme === 'https' || (scheme === 'mailto' && lower === 'href') || (el.tagName === 'img' && lower === 'src' && SAFE_DATA_IMAGE.test(compact));
+        const ok =
+          scheme === 'http' ||
+          scheme === 'https' ||
+          (scheme === 'mailto' && lower === 'href') ||
+          (el.tagName === 'img' && lower === 'src' && SAFE_DATA_IMAGE.test(compact));
         if (!ok) problems.push(`${el.tagName}@${name}=${url}`);
       }
     }
@@ -84,7 +142,9 @@ describe('sanitizeContent: harmless rich HTML', () => {
   it.each(RICH_HTML.map((s) => [s.name, s.html]))('keeps the structure of %s', (_name, html) => {
     const clean = sanitizeContent(html, BASE)!;
     expect(executableParts(clean)).toEqual([]);
-    expect(structure(clean)).toEqual(structure(html).map((s) => (s.startsWith('a[') ? s.replace(/\]$/, ' rel=nofollow noopener noreferrer]').replace('[ ', '[') : s)));
+    expect(structure(clean)).toEqual(
+      structure(html).map((s) => (s.startsWith('a[') ? s.replace(/\]$/, ' rel=nofollow noopener noreferrer]').replace('[ ', '[') : s)),
+    );
   });
 
   it('lists attributes only of allowed tags', () => {
@@ -94,23 +154,33 @@ describe('sanitizeContent: harmless rich HTML', () => {
 
 describe('sanitizeContent: URLs', () => {
   it('resolves relative URLs against the base and drops those that are not web URLs', () => {
-    expect(sanitizeContent('<a href="../x?a=1">x</a><img src="/i.png" srcset="s.png 1x, //cdn.example.test/l.png 2x"><blockquote cite="q">q</blockquote>', BASE)).toBe(
+    expect(
+      sanitizeContent('<a href="../x?a=1">x</a><img src="/i.png" srcset="s.png 1x, //cdn.example.test/l.png 2x"><blockquote cite="q">q</blockquote>', BASE),
+    ).toBe(
       '<a href="http://feed.example.test/x?a=1" rel="nofollow noopener noreferrer">x</a>' +
         '<img src="http://feed.example.test/i.png" srcset="http://feed.example.test/blog/s.png 1x, http://cdn.example.test/l.png 2x" />' +
         '<blockquote cite="http://feed.example.test/blog/q">q</blockquote>',
     );
-    expect(sanitizeContent('<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="dot">', BASE)).toBe('<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="dot" />');
+    expect(sanitizeContent('<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="dot">', BASE)).toBe(
+      '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="dot" />',
+    );
     expect(sanitizeContent('<a href="ftp://files.example.test/x">ftp</a>', BASE)).toBe('<a rel="nofollow noopener noreferrer">ftp</a>');
   });
 
   it('keeps the text of dropped elements, but not of scripts, styles, frames and the like', () => {
-    expect(sanitizeContent('<font color="red">red</font><center>mid</center><script>no()</script><style>p{}</style><iframe>frame text</iframe>', BASE)).toBe('redmid');
+    expect(sanitizeContent('<font color="red">red</font><center>mid</center><script>no()</script><style>p{}</style><iframe>frame text</iframe>', BASE)).toBe(
+      'redmid',
+    );
     expect(sanitizeContent('<script>only()</script>', BASE)).toBeNull();
     expect(sanitizeContent('  ', BASE)).toBeNull();
   });
 
   it('gives plain formatting back as written, and sends anything else through the sanitizer', () => {
-    for (const plain of ['<p>Body of <b>item 1</b> &amp; more&nbsp;text</p>', '<ul><li>a<br>b</li><li><em>c</em></li></ul><hr/>', '<table><tbody><tr><td>1</td></tr></tbody></table>']) {
+    for (const plain of [
+      '<p>Body of <b>item 1</b> &amp; more&nbsp;text</p>',
+      '<ul><li>a<br>b</li><li><em>c</em></li></ul><hr/>',
+      '<table><tbody><tr><td>1</td></tr></tbody></table>',
+    ]) {
       expect(sanitizeContent(plain, BASE)).toBe(plain);
     }
     expect(sanitizeContent('<p class="x">a</p>', BASE)).toBe('<p>a</p>');

@@ -88,7 +88,8 @@ function decodeBase64(value: string): string | null {
 function kindOf(type: string | null | undefined, fallback: 'html' | 'text'): 'html' | 'text' | null {
   const t = (type ?? '').trim().toLowerCase();
   if (!t) return fallback;
-  if (t === 'html' || t === 'xhtml' || t === 'text/html' || t === 'application/xhtml+xml' || t.endsWith('+xml') || t === 'text/xml' || t === 'application/xml') return 'html';
+  if (t === 'html' || t === 'xhtml' || t === 'text/html' || t === 'application/xhtml+xml' || t.endsWith('+xml') || t === 'text/xml' || t === 'application/xml')
+    return 'html';
   if (t === 'text' || t.startsWith('text/')) return 'text';
   return null;
 }

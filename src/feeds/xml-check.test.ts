@@ -34,7 +34,11 @@ describe('xml-annotations', () => {
 
   it("pairs the parser's items, which leave out empty ones, with the scanned ones by key", () => {
     const notes = scanXml(rss, 'http://doc.test/feed', 'rss');
-    const parsed = [{ link: 'one', guid: 'g1' }, { link: 'two', guid: null }, { link: 'unknown', guid: null }];
+    const parsed = [
+      { link: 'one', guid: 'g1' },
+      { link: 'two', guid: null },
+      { link: 'unknown', guid: null },
+    ];
     const paired = pairItemNotes(parsed, (p) => itemKey(p.link, p.guid), notes);
     expect(paired.map((n) => n.base)).toEqual(['http://b.test/c/i/', 'http://b.test/c/', 'http://b.test/c/']);
     expect(paired[0]).toBe(notes.items[1]);

@@ -27,7 +27,17 @@ const metrics = new Metrics();
 let lateChecks = 0;
 
 function caller(role: 'admin' | 'user', revocation?: Revocation): AuthInfo {
-  return { kind: 'token', userId: 1, username: role, role, sessionId: 's', credential: { kind: 'user', id: 1 }, expectedState: '1', blacklistChecked: !revocation, ...(revocation ? { revocation } : {}) };
+  return {
+    kind: 'token',
+    userId: 1,
+    username: role,
+    role,
+    sessionId: 's',
+    credential: { kind: 'user', id: 1 },
+    expectedState: '1',
+    blacklistChecked: !revocation,
+    ...(revocation ? { revocation } : {}),
+  };
 }
 
 /** Bearer admin|user: at once; slow-user: after a tick; deferred: with a Revocation whose own check refuses. */
@@ -37,29 +47,49 @@ const authenticate: Authenticate = (headers, options = {}) => {
   if (token === 'admin' || token === 'user') return caller(token);
   if (token === 'slow-user') return new Promise((resolve) => setImmediate(() => resolve(caller('user'))));
   if (token === 'deferred' && options.deferRevocation) {
-    return caller('user', new Revocation('bl', 'st', '1', async () => {
-      lateChecks++;
-      throw new UnauthenticatedError('token_revoked', 'the token was logged out');
-    }));
+    return caller(
+      'user',
+      new Revocation('bl', 'st', '1', async () => {
+        lateChecks++;
+        throw new UnauthenticatedError('token_revoked', 'the token was logged out');
+      }),
+    );
   }
   throw new UnauthenticatedError('invalid_token', 'the token is invalid');
 };
 
 const routes = [
   defineRoute({
-    method: 'get', path: '/api/things/:id', tag: 't', summary: 's', access: 'user', responses: {},
-    params: z.object({ id: idParam }), query: z.strictObject({ q: z.string().optional() }),
+    method: 'get',
+    path: '/api/things/:id',
+    tag: 't',
+    summary: 's',
+    access: 'user',
+    responses: {},
+    params: z.object({ id: idParam }),
+    query: z.strictObject({ q: z.string().optional() }),
     handler: ({ params, query, auth }) => ({ body: { id: params.id, query, role: auth?.role } }),
   }),
   defineRoute({ method: 'delete', path: '/api/things/:id', tag: 't', summary: 's', access: 'admin', responses: {}, handler: () => ({ status: 204 }) }),
   defineRoute({
-    method: 'post', path: '/api/things', tag: 't', summary: 's', access: 'user', responses: {},
+    method: 'post',
+    path: '/api/things',
+    tag: 't',
+    summary: 's',
+    access: 'user',
+    responses: {},
     body: z.strictObject({ name: z.string().max(10) }),
     handler: ({ body }) => ({ status: 201, body, headers: { 'X-Cache': 'miss' } }),
   }),
   defineRoute({ method: 'get', path: '/api/whoami', tag: 't', summary: 's', access: 'public', responses: {}, handler: ({ ip }) => ({ body: { ip } }) }),
   defineRoute({
-    method: 'get', path: '/api/fails/:how', tag: 't', summary: 's', access: 'public', responses: {}, params: z.object({ how: z.string() }),
+    method: 'get',
+    path: '/api/fails/:how',
+    tag: 't',
+    summary: 's',
+    access: 'public',
+    responses: {},
+    params: z.object({ how: z.string() }),
     handler: async ({ params }) => {
       if (params.how === 'not-found') throw new NotFoundError('thing_not_found', 'no such thing', { field: 'how' });
       if (params.how === 'sync') throw new TypeError('a bug');
@@ -69,10 +99,25 @@ const routes = [
   }),
   defineRoute({ method: 'get', path: '/api/raw', tag: 't', summary: 's', access: 'public', responses: {}, handler: () => ({ json: '{"cached":true}' }) }),
   defineRoute({
-    method: 'get', path: '/scrape', tag: 't', summary: 's', access: 'admin', staticCredential: staticToken(SCRAPE), responses: {},
+    method: 'get',
+    path: '/scrape',
+    tag: 't',
+    summary: 's',
+    access: 'admin',
+    staticCredential: staticToken(SCRAPE),
+    responses: {},
     handler: ({ auth }) => ({ text: `scraped by ${auth?.role ?? 'the scrape token'}\n`, headers: { 'content-type': 'text/plain; version=0.0.4' } }),
   }),
-  defineRoute({ method: 'post', path: '/api/hot', tag: 't', summary: 's', access: 'user', revocation: 'in-handler', responses: {}, handler: () => ({ body: { served: true } }) }),
+  defineRoute({
+    method: 'post',
+    path: '/api/hot',
+    tag: 't',
+    summary: 's',
+    access: 'user',
+    revocation: 'in-handler',
+    responses: {},
+    handler: () => ({ body: { served: true } }),
+  }),
 ];
 
 let server: http.Server;
@@ -100,11 +145,20 @@ afterAll(() => new Promise((resolve) => server.close(resolve)));
 async function call(method: string, path: string, options: { token?: string; body?: string | Uint8Array<ArrayBuffer>; headers?: Record<string, string> } = {}) {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { ...(options.token ? { authorization: `Bearer ${options.token}` } : {}), ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
+    headers: {
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...options.headers,
+    },
     ...(options.body !== undefined ? { body: options.body } : {}),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, text, body: (res.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : undefined };
+  return {
+    status: res.status,
+    headers: res.headers,
+    text,
+    body: (res.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : undefined,
+  };
 }
 
 describe('dispatcher', () => {
@@ -161,7 +215,10 @@ describe('dispatcher', () => {
     expect((await call('GET', '/api/things/1?q=a&q=b', { token: 'user' })).body.error.field).toBe('q');
     expect((await call('GET', '/api/things/1?nope=1', { token: 'user' })).body.error.field).toBe('nope');
     expect((await call('POST', '/api/things', { token: 'user', body: '{"name":"much too long"}' })).body.error.field).toBe('name');
-    expect((await call('POST', '/api/things', { token: 'user', body: '{"name":"a\\u0000"}' })).body.error).toMatchObject({ code: 'invalid_text', field: 'name' });
+    expect((await call('POST', '/api/things', { token: 'user', body: '{"name":"a\\u0000"}' })).body.error).toMatchObject({
+      code: 'invalid_text',
+      field: 'name',
+    });
   });
 
   it('reads a JSON body only after the credential check', async () => {
@@ -174,7 +231,10 @@ describe('dispatcher', () => {
     expect(ok.status).toBe(201);
     expect(ok.body).toEqual({ name: 'x' });
     expect(ok.headers.get('x-cache')).toBe('miss');
-    expect((await call('POST', '/api/things', { token: 'user', body: '{"name":"x"}', headers: { 'content-type': 'application/vnd.thing+json; charset=UTF-8' } })).status).toBe(201);
+    expect(
+      (await call('POST', '/api/things', { token: 'user', body: '{"name":"x"}', headers: { 'content-type': 'application/vnd.thing+json; charset=UTF-8' } }))
+        .status,
+    ).toBe(201);
     const cases: [string, { body?: string | Uint8Array<ArrayBuffer>; headers?: Record<string, string> }, number, string][] = [
       ['no body', {}, 400, 'invalid_request'],
       ['not JSON', { body: '{"name": ' }, 400, 'malformed_json'],
@@ -198,11 +258,21 @@ describe('dispatcher', () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const send = (chunks: string[]) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: '/api/things', agent, headers: { authorization: 'Bearer user', 'content-type': 'application/json' } }, (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode!, body }));
-        });
+        const req = http.request(
+          {
+            port,
+            host: '127.0.0.1',
+            method: 'POST',
+            path: '/api/things',
+            agent,
+            headers: { authorization: 'Bearer user', 'content-type': 'application/json' },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve({ status: res.statusCode!, body }));
+          },
+        );
         req.on('error', reject);
         for (const c of chunks) req.write(c);
         req.end();

@@ -36,7 +36,11 @@ describe('errorReply', () => {
 
   it('gives a rate limit its wait, in the body and as Retry-After', () => {
     const reply = errorReply(new RateLimitedError('too_many_attempts', 'wait', 42), 'req-1');
-    expect(reply).toEqual({ status: 429, body: { error: { code: 'too_many_attempts', message: 'wait', details: { retryAfterSeconds: 42 } } }, headers: { 'retry-after': '42' } });
+    expect(reply).toEqual({
+      status: 429,
+      body: { error: { code: 'too_many_attempts', message: 'wait', details: { retryAfterSeconds: 42 } } },
+      headers: { 'retry-after': '42' },
+    });
   });
 
   it("passes an HTTP answer's headers on (Allow of a 405)", () => {
@@ -58,7 +62,13 @@ describe('errorReply', () => {
   });
 
   it('answers anything else with 500 carrying the request id, logged at error level, never as an outage', () => {
-    for (const err of [new TypeError('x is undefined'), new PermanentError('a job outcome'), 'a string', undefined, { code: '42P01', message: 'relation "users" does not exist' }]) {
+    for (const err of [
+      new TypeError('x is undefined'),
+      new PermanentError('a job outcome'),
+      'a string',
+      undefined,
+      { code: '42P01', message: 'relation "users" does not exist' },
+    ]) {
       expect(errorReply(err, 'find-me-1')).toEqual({
         status: 500,
         body: { error: { code: 'internal_error', message: 'internal error; request id find-me-1', requestId: 'find-me-1' } },

@@ -69,7 +69,8 @@ function parserReply(err: unknown): ErrorReply | undefined {
   const e = err as { status?: unknown; expose?: unknown; type?: unknown; message?: unknown; limit?: unknown } | null;
   if (typeof e?.status !== 'number' || e.status < 400 || e.status >= 500 || e.expose !== true) return undefined;
   const message = String(e.message);
-  if (e.type === 'entity.too.large') return { status: 413, body: errorBody('body_too_large', `the request body exceeds the limit of ${e.limit} bytes`, '(body)') };
+  if (e.type === 'entity.too.large')
+    return { status: 413, body: errorBody('body_too_large', `the request body exceeds the limit of ${e.limit} bytes`, '(body)') };
   if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return { status: 415, body: errorBody('unsupported_encoding', message, '(body)') };
   return { status: e.status, body: errorBody('bad_request', message) };
 }

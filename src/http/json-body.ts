@@ -29,7 +29,12 @@ function mediaType(contentType: string | undefined): { type: string; charset: st
   let charset: string | undefined;
   for (const p of params) {
     const eq = p.indexOf('=');
-    if (eq > 0 && p.slice(0, eq).trim().toLowerCase() === 'charset') charset = p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (eq > 0 && p.slice(0, eq).trim().toLowerCase() === 'charset')
+      charset = p
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1')
+        .toLowerCase();
   }
   return { type: type!.trim().toLowerCase(), charset };
 }
@@ -41,7 +46,8 @@ export function nestedDeeperThan(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) {
       inString = true;

@@ -56,13 +56,23 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
       };
     }
     if (r.params || r.query || r.body) {
-      responses['400'] ??= { description: 'bad input (wrong type, out of range, a field given twice, text with NUL or a lone surrogate); `error.field` names the field', content: { 'application/json': { schema: errorSchema } } };
+      responses['400'] ??= {
+        description: 'bad input (wrong type, out of range, a field given twice, text with NUL or a lone surrogate); `error.field` names the field',
+        content: { 'application/json': { schema: errorSchema } },
+      };
     }
     if (r.access !== 'public') {
-      responses['401'] ??= { description: 'missing, invalid, expired, logged-out or ended token (password, role or disabled change), or a revoked API key', content: { 'application/json': { schema: errorSchema } } };
-      responses['503'] ??= { description: 'the token cannot be checked (Redis down, AUTH_FAIL_OPEN=false)', content: { 'application/json': { schema: errorSchema } } };
+      responses['401'] ??= {
+        description: 'missing, invalid, expired, logged-out or ended token (password, role or disabled change), or a revoked API key',
+        content: { 'application/json': { schema: errorSchema } },
+      };
+      responses['503'] ??= {
+        description: 'the token cannot be checked (Redis down, AUTH_FAIL_OPEN=false)',
+        content: { 'application/json': { schema: errorSchema } },
+      };
     }
-    if (r.access === 'admin') responses['403'] ??= { description: 'forbidden: the route is for admins', content: { 'application/json': { schema: errorSchema } } };
+    if (r.access === 'admin')
+      responses['403'] ??= { description: 'forbidden: the route is for admins', content: { 'application/json': { schema: errorSchema } } };
     responses['500'] ??= { description: 'internal error; `error.requestId` finds it in the log', content: { 'application/json': { schema: errorSchema } } };
     (paths[path] ??= {})[r.method] = {
       tags: [r.tag],
@@ -79,7 +89,13 @@ export function buildOpenApi(routes: AnyRoute[], info: { title: string; version:
     info: { ...info, description: 'REST API of the worker platform. Errors are {"error": {"code", "message", "field"?}}.' },
     servers: [{ url: '/' }],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A token from POST /api/auth/login, or an API key (wpk_...). `x-access` on each operation: public, user (any role) or admin.' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A token from POST /api/auth/login, or an API key (wpk_...). `x-access` on each operation: public, user (any role) or admin.',
+        },
+      },
       schemas: { Error: errorSchema },
     },
     security: [{ bearer: [] }],

@@ -15,7 +15,12 @@ const table = new RouteTable(
 
 describe('RouteTable', () => {
   it('matches literal segments and params, and gives the declared path', () => {
-    expect(table.match('POST', '/api/pools/titles/42/pop')).toEqual({ kind: 'route', route: 'pop', path: '/api/pools/:type/:groupId/pop', params: { type: 'titles', groupId: '42' } });
+    expect(table.match('POST', '/api/pools/titles/42/pop')).toEqual({
+      kind: 'route',
+      route: 'pop',
+      path: '/api/pools/:type/:groupId/pop',
+      params: { type: 'titles', groupId: '42' },
+    });
     expect(table.match('GET', '/api/pools')).toEqual({ kind: 'route', route: 'list', path: '/api/pools', params: {} });
   });
 

@@ -73,11 +73,9 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
 
 export type AnyRoute = RouteSpec<z.ZodType, z.ZodType, z.ZodType>;
 
-export function defineRoute<
-  P extends z.ZodType = z.ZodObject<{}>,
-  Q extends z.ZodType = z.ZodObject<{}>,
-  B extends z.ZodType = z.ZodUnknown,
->(spec: RouteSpec<P, Q, B>): AnyRoute {
+export function defineRoute<P extends z.ZodType = z.ZodObject<{}>, Q extends z.ZodType = z.ZodObject<{}>, B extends z.ZodType = z.ZodUnknown>(
+  spec: RouteSpec<P, Q, B>,
+): AnyRoute {
   return spec as unknown as AnyRoute;
 }
 

@@ -43,7 +43,10 @@ export async function listen(app: HttpApp, host: string, port: number, graceMs: 
         const sweep = setInterval(() => server.closeIdleConnections(), 100);
         const timer = setTimeout(() => {
           const now = Date.now();
-          logger?.warn({ graceMs, inFlight: [...inFlight.values()].map((r) => `${r.method} ${r.path} (${now - r.since} ms)`) }, 'requests outlived the shutdown grace period; their connections are cut');
+          logger?.warn(
+            { graceMs, inFlight: [...inFlight.values()].map((r) => `${r.method} ${r.path} (${now - r.since} ms)`) },
+            'requests outlived the shutdown grace period; their connections are cut',
+          );
           server.closeAllConnections();
         }, graceMs);
         server.close(() => {

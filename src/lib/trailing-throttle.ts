@@ -27,10 +27,13 @@ export class TrailingThrottle {
     }
     if (state.pending) return;
     state.pending = true;
-    state.timer = setTimeout(() => {
-      this.keys.delete(key);
-      if (!this.closed) this.request(key, action);
-    }, Math.max(0, state.until - t));
+    state.timer = setTimeout(
+      () => {
+        this.keys.delete(key);
+        if (!this.closed) this.request(key, action);
+      },
+      Math.max(0, state.until - t),
+    );
     state.timer.unref();
   }
 

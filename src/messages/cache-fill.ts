@@ -14,9 +14,7 @@ const MAX_FILLS = 32;
 export class CacheFill {
   private readonly inFlight = new Set<string>();
 
-  constructor(
-    private readonly deps: { cache: MessageCache; logger: Logger; filled: Counter<'outcome'> },
-  ) {}
+  constructor(private readonly deps: { cache: MessageCache; logger: Logger; filled: Counter<'outcome'> }) {}
 
   /** Starts a fill unless one runs for the session already (or too many run); never throws. */
   schedule(sessionId: string, snapshot: MessageView[], complete: boolean): void {

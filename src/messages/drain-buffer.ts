@@ -69,7 +69,10 @@ export async function drainBuffer(deps: DrainDeps, shard: number, budgetMs: numb
       const refused: { entry: string; error: string }[] = [];
       outcome.inserted += await insertBatch(deps, batch, refused);
       if (refused.length) {
-        deps.logger.error({ shard, refused: refused.length, first: refused[0]!.error }, 'persist buffer entries refused; set aside in the refused list (GET /api/messages/refused)');
+        deps.logger.error(
+          { shard, refused: refused.length, first: refused[0]!.error },
+          'persist buffer entries refused; set aside in the refused list (GET /api/messages/refused)',
+        );
         await deps.buffer.setAside(deps.redis, shard, refused);
         deps.onRefused?.(refused.length);
       }

@@ -17,17 +17,30 @@ import { SESSION_START, entryOf, type MessageView } from './message-entry.js';
  * The append of reference 4.1 (RPUSH + EXPIRE + LTRIM, one atomic step: the reference's MULTI as
  * one script), after the caller's credential check when given (src/revocation/revocation.ts).
  */
-const APPEND_SCRIPT = RedisScript.load('message-cache-append', new URL('./message-cache-append.lua', import.meta.url), { keys: ['list'], args: ['entry', 'ttlSeconds', 'maxLength'] }, { revocationGuard: revocationGuardLua(2) });
+const APPEND_SCRIPT = RedisScript.load(
+  'message-cache-append',
+  new URL('./message-cache-append.lua', import.meta.url),
+  { keys: ['list'], args: ['entry', 'ttlSeconds', 'maxLength'] },
+  { revocationGuard: revocationGuardLua(2) },
+);
 
 /** The newest `count` entries, after the caller's credential check when given (message-cache-read.lua). */
-const READ_SCRIPT = RedisScript.load('message-cache-read', new URL('./message-cache-read.lua', import.meta.url), { keys: ['list'], args: ['count'] }, { revocationGuard: revocationGuardLua(2) });
+const READ_SCRIPT = RedisScript.load(
+  'message-cache-read',
+  new URL('./message-cache-read.lua', import.meta.url),
+  { keys: ['list'], args: ['count'] },
+  { revocationGuard: revocationGuardLua(2) },
+);
 
 /**
  * Merges a session's list with a snapshot of its newest rows in the DB, so that no message held
  * by either is lost: a message is in the DB or, until its persist job has run, in the list.
  * Sorted by (seq, id), de-duplicated by id, the newest max-length kept.
  */
-const MERGE_SCRIPT = RedisScript.load('message-cache-merge', new URL('./message-cache-merge.lua', import.meta.url), { keys: ['list'], args: ['maxLength', 'ttlSeconds', 'complete', 'mode', 'startMarker'] });
+const MERGE_SCRIPT = RedisScript.load('message-cache-merge', new URL('./message-cache-merge.lua', import.meta.url), {
+  keys: ['list'],
+  args: ['maxLength', 'ttlSeconds', 'complete', 'mode', 'startMarker'],
+});
 
 export interface MessageCacheSettings {
   cacheMaxLen: number;
@@ -58,7 +71,9 @@ export class MessageCache {
     const { cacheMaxLen, cacheTtlSeconds } = this.settings;
     const list = this.keys.sessionMessages(sessionId);
     const guard = guardTail(revocation);
-    await onSessionConnection(this.connections, sessionId, (client) => APPEND_SCRIPT.run(client, { list }, { entry, ttlSeconds: cacheTtlSeconds, maxLength: cacheMaxLen }, guard));
+    await onSessionConnection(this.connections, sessionId, (client) =>
+      APPEND_SCRIPT.run(client, { list }, { entry, ttlSeconds: cacheTtlSeconds, maxLength: cacheMaxLen }, guard),
+    );
   }
 
   /** The last `count` list elements (the start marker included when it is among them); REVOKED as for append. */
@@ -78,7 +93,12 @@ export class MessageCache {
     const { cacheMaxLen, cacheTtlSeconds } = this.settings;
     const rows = snapshot.slice(-cacheMaxLen).flatMap((v) => [String(v.seq), v.id, entryOf(v)]);
     return onSessionConnection(this.connections, sessionId, (client) =>
-      MERGE_SCRIPT.run<number>(client, { list: this.keys.sessionMessages(sessionId) }, { maxLength: cacheMaxLen, ttlSeconds: cacheTtlSeconds, complete, mode, startMarker: SESSION_START }, { args: rows }),
+      MERGE_SCRIPT.run<number>(
+        client,
+        { list: this.keys.sessionMessages(sessionId) },
+        { maxLength: cacheMaxLen, ttlSeconds: cacheTtlSeconds, complete, mode, startMarker: SESSION_START },
+        { args: rows },
+      ),
     );
   }
 }

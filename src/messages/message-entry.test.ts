@@ -1,12 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { SESSION_START, answerFromCache, entryOf, idOfEntry, readAnswerJson, seqOfEntry, viewOf } from './message-entry.js';
 
-const view = (n: number, content = `m${n}`) => ({ id: `id-${n}`, seq: 1_700_000_000_000_000 + n, role: 'user' as const, content, createdAt: '2026-01-01T00:00:00.000Z' });
+const view = (n: number, content = `m${n}`) => ({
+  id: `id-${n}`,
+  seq: 1_700_000_000_000_000 + n,
+  role: 'user' as const,
+  content,
+  createdAt: '2026-01-01T00:00:00.000Z',
+});
 const e = (n: number) => entryOf(view(n));
 
 describe('message entries', () => {
   it('serialise with a fixed key order and give back their seq without parsing', () => {
-    const accepted = { messageId: 'id-1', sessionId: 's', seq: 1_700_000_000_000_001, role: 'user' as const, content: 'hi', acceptedAt: '2026-01-01T00:00:00.000Z' };
+    const accepted = {
+      messageId: 'id-1',
+      sessionId: 's',
+      seq: 1_700_000_000_000_001,
+      role: 'user' as const,
+      content: 'hi',
+      acceptedAt: '2026-01-01T00:00:00.000Z',
+    };
     expect(entryOf(viewOf(accepted))).toBe('{"id":"id-1","seq":1700000000000001,"role":"user","content":"hi","createdAt":"2026-01-01T00:00:00.000Z"}');
     expect(seqOfEntry(entryOf(view(7, '{"id":"x","seq":5,"a":"\\"seq\\":9"}')))).toBe(1_700_000_000_000_007);
     expect(seqOfEntry(SESSION_START)).toBeUndefined();

@@ -23,11 +23,22 @@ import type { AcceptedMessage } from '../queues/payloads/messages.js';
 import { onSessionConnection, type MessageConnections } from './message-connections.js';
 import { sessionHash } from './session-hash.js';
 
-const PUSH = RedisScript.load('message-persist-push', new URL('./message-persist-push.lua', import.meta.url), { keys: ['buffer'], args: ['message'] }, { revocationGuard: revocationGuardLua(2) });
+const PUSH = RedisScript.load(
+  'message-persist-push',
+  new URL('./message-persist-push.lua', import.meta.url),
+  { keys: ['buffer'], args: ['message'] },
+  { revocationGuard: revocationGuardLua(2) },
+);
 
-const CLAIM = RedisScript.load('message-persist-claim', new URL('./message-persist-claim.lua', import.meta.url), { keys: ['buffer', 'lease'], args: ['token', 'leaseMs', 'batchSize'] });
+const CLAIM = RedisScript.load('message-persist-claim', new URL('./message-persist-claim.lua', import.meta.url), {
+  keys: ['buffer', 'lease'],
+  args: ['token', 'leaseMs', 'batchSize'],
+});
 
-const REMOVE = RedisScript.load('message-persist-remove', new URL('./message-persist-remove.lua', import.meta.url), { keys: ['buffer', 'lease'], args: ['token', 'written'] });
+const REMOVE = RedisScript.load('message-persist-remove', new URL('./message-persist-remove.lua', import.meta.url), {
+  keys: ['buffer', 'lease'],
+  args: ['token', 'written'],
+});
 
 const RELEASE = RedisScript.load('message-persist-release', new URL('./message-persist-release.lua', import.meta.url), { keys: ['lease'], args: ['token'] });
 
@@ -56,7 +67,11 @@ export class PersistBuffer {
   push(connections: MessageConnections, message: AcceptedMessage, revocation?: Revocation): Promise<boolean> {
     const buffer = this.keys.messagePersistBuffer(this.shardOf(message.sessionId));
     const guard = guardTail(revocation);
-    return onSessionConnection(connections, message.sessionId, async (client) => (await PUSH.run<number>(client, { buffer }, { message: JSON.stringify(message) }, guard)) === 1);
+    return onSessionConnection(
+      connections,
+      message.sessionId,
+      async (client) => (await PUSH.run<number>(client, { buffer }, { message: JSON.stringify(message) }, guard)) === 1,
+    );
   }
 
   /** The head batch for a drain holding (or taking) the lease; null when another drain holds it. */

@@ -48,10 +48,15 @@ export function persistProcessor(deps: PersistDeps): JobProcessor<'messagePersis
     if (shard >= deps.shards) return { drained: 0, inserted: 0, triggered: 0 }; // a buffer of a larger MESSAGE_PERSIST_SHARDS
     try {
       // Progress is for people: a Redis hiccup while reporting must not fail the drain.
-      const report = (o: { drained: number; inserted: number }) => job.updateProgress({ shard, drained: o.drained, inserted: o.inserted }).catch(() => undefined);
+      const report = (o: { drained: number; inserted: number }) =>
+        job.updateProgress({ shard, drained: o.drained, inserted: o.inserted }).catch(() => undefined);
       const outcome = await drainBuffer(deps, shard, DRAIN_BUDGET_MS, report);
       deps.onInserted?.(outcome.inserted);
-      await job.log(`buffer ${shard}: ${outcome.drained} messages drained, ${outcome.inserted} new rows${outcome.busy ? '; another drain holds the buffer' : ''}${outcome.more ? '; time budget spent, a follow-up drain queued' : ''}`).catch(() => undefined);
+      await job
+        .log(
+          `buffer ${shard}: ${outcome.drained} messages drained, ${outcome.inserted} new rows${outcome.busy ? '; another drain holds the buffer' : ''}${outcome.more ? '; time budget spent, a follow-up drain queued' : ''}`,
+        )
+        .catch(() => undefined);
       if (outcome.more) await deps.queues.add('messagePersist', 'drain', { shard }, DRAIN_RETENTION);
       return { drained: outcome.drained, inserted: outcome.inserted, triggered: outcome.more ? 1 : 0 };
     } catch (err) {

@@ -13,7 +13,10 @@ import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
 
 /** Puts every refused entry of one buffer back into the buffer, in order. */
-const REQUEUE = RedisScript.load('message-refused-requeue', new URL('./message-refused-requeue.lua', import.meta.url), { keys: ['refused', 'buffer'], args: [] });
+const REQUEUE = RedisScript.load('message-refused-requeue', new URL('./message-refused-requeue.lua', import.meta.url), {
+  keys: ['refused', 'buffer'],
+  args: [],
+});
 
 export interface RefusedMessage {
   shard: number;

@@ -16,7 +16,10 @@ export const SWEEP_SCHEDULER_ID = 'message-persist-sweep';
 export async function startMessagesRole(ctx: PlatformContext): Promise<RoleHandle> {
   const s = ctx.config.messages;
   const rows = ctx.metrics.counter('wp_messages_persisted_total', 'Messages written to the DB by the persist worker (new rows only).');
-  const refused = ctx.metrics.counter('wp_messages_refused_total', 'Accepted messages the DB refused when drained, set aside for an admin (GET /api/messages/refused).');
+  const refused = ctx.metrics.counter(
+    'wp_messages_refused_total',
+    'Accepted messages the DB refused when drained, set aside for an admin (GET /api/messages/refused).',
+  );
   const waiting = ctx.metrics.gauge('wp_messages_refused_waiting', 'Refused messages waiting for an admin to requeue or discard them (read at scrape time).');
   const buffer = new PersistBuffer(ctx.keys, s);
   ctx.metrics.onScrape(async () => {
@@ -33,7 +36,12 @@ export async function startMessagesRole(ctx: PlatformContext): Promise<RoleHandl
     onRefused: (n) => refused.inc(n),
   });
   const stopKeeping = await keepJobScheduler(
-    { queue: ctx.queues.queue('messagePersist'), id: SWEEP_SCHEDULER_ID, everyMs: s.persistSweepMs, template: { name: 'sweep', data: {}, opts: { removeOnComplete: { count: 10 }, removeOnFail: { age: 3600 } } } },
+    {
+      queue: ctx.queues.queue('messagePersist'),
+      id: SWEEP_SCHEDULER_ID,
+      everyMs: s.persistSweepMs,
+      template: { name: 'sweep', data: {}, opts: { removeOnComplete: { count: 10 }, removeOnFail: { age: 3600 } } },
+    },
     { metrics: ctx.metrics, logger: ctx.logger.child({ domain: 'messages' }) },
   );
   // One job per buffer at a time is enough (a busy buffer is left to its drain); one more for the sweep.

@@ -60,7 +60,8 @@ export class SessionOwners {
       const { rows } = await this.db.pool.query<{ user_id: number }>(sql, values);
       return rows[0]?.user_id;
     } catch (err) {
-      if (isDatabaseUnavailable(err)) throw new DependencyDownError('database', 'the session\'s owner cannot be read while the database is unavailable', { cause: err });
+      if (isDatabaseUnavailable(err))
+        throw new DependencyDownError('database', "the session's owner cannot be read while the database is unavailable", { cause: err });
       throw err;
     }
   }

@@ -44,7 +44,11 @@ export function createMessageService(ctx: PlatformContext): MessageService {
     store,
     logger,
     settings: s,
-    accepted: metrics.counter('wp_messages_accepted_total', 'Accepted messages by how they were made durable: buffer (write-behind) or direct (DB, Redis unavailable).', ['path']),
+    accepted: metrics.counter(
+      'wp_messages_accepted_total',
+      'Accepted messages by how they were made durable: buffer (write-behind) or direct (DB, Redis unavailable).',
+      ['path'],
+    ),
   });
   const appendDeps: AppendDeps = {
     cache,
@@ -60,7 +64,11 @@ export function createMessageService(ctx: PlatformContext): MessageService {
     repair,
     clock,
     cacheMaxLen: s.cacheMaxLen,
-    fill: new CacheFill({ cache, logger, filled: metrics.counter('wp_message_cache_fills_total', 'Background refills of a session list after a read miss, by outcome.', ['outcome']) }),
+    fill: new CacheFill({
+      cache,
+      logger,
+      filled: metrics.counter('wp_message_cache_fills_total', 'Background refills of a session list after a read miss, by outcome.', ['outcome']),
+    }),
     cacheReads: metrics.counter('wp_message_cache_reads_total', 'Message reads by cache outcome (hit, miss, error, repairing).', ['outcome']),
   };
   return messageService(new SessionOwners(ctx.db), appendDeps, readDeps);

@@ -9,8 +9,19 @@ function both(requests: [method: string, route: string, status: number, seconds:
   const ours = new Registry();
   const metrics = new HttpMetrics(ours, BOUNDS);
   const theirs = new Registry();
-  const counter = new Counter({ name: 'wp_http_requests_total', help: 'HTTP requests by method, route and status.', labelNames: ['method', 'route', 'status'], registers: [theirs] });
-  const histogram = new Histogram({ name: 'wp_http_request_duration_seconds', help: 'HTTP request duration by method and route.', labelNames: ['method', 'route'], buckets: BOUNDS, registers: [theirs] });
+  const counter = new Counter({
+    name: 'wp_http_requests_total',
+    help: 'HTTP requests by method, route and status.',
+    labelNames: ['method', 'route', 'status'],
+    registers: [theirs],
+  });
+  const histogram = new Histogram({
+    name: 'wp_http_request_duration_seconds',
+    help: 'HTTP request duration by method and route.',
+    labelNames: ['method', 'route'],
+    buckets: BOUNDS,
+    registers: [theirs],
+  });
   for (const [method, route, status, seconds] of requests) {
     metrics.record(method, route, status, seconds);
     counter.labels(method, route, String(status)).inc();

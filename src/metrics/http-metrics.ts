@@ -51,7 +51,13 @@ export class HttpMetrics {
       name: names.duration,
       help: 'HTTP request duration by method and route.',
       type: 'histogram',
-      getForPromString: async () => ({ name: names.duration, help: duration.help, type: 'histogram', aggregator: 'sum', values: this.durationValues(names.duration) }),
+      getForPromString: async () => ({
+        name: names.duration,
+        help: duration.help,
+        type: 'histogram',
+        aggregator: 'sum',
+        values: this.durationValues(names.duration),
+      }),
       // JSON (getMetricsAsJSON) has every label in `labels`, as prom-client's histograms give it.
       get: async () => {
         const data = await duration.getForPromString();

@@ -87,7 +87,23 @@ describe('outbound policy: default deny', () => {
     expect(closed.checkAddress(address)).toEqual({ allowed: false, reason, via });
   });
 
-  it.each(['93.184.215.14', '8.8.8.8', '1.1.1.1', '100.63.255.255', '100.128.0.0', '172.15.255.255', '172.32.0.0', '198.17.255.255', '198.20.0.0', '223.255.255.255', '2606:4700::1111', '2a00:1450:4001::200e', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'])('allows the public address %s', (address) => {
+  it.each([
+    '93.184.215.14',
+    '8.8.8.8',
+    '1.1.1.1',
+    '100.63.255.255',
+    '100.128.0.0',
+    '172.15.255.255',
+    '172.32.0.0',
+    '198.17.255.255',
+    '198.20.0.0',
+    '223.255.255.255',
+    '2606:4700::1111',
+    '2a00:1450:4001::200e',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+  ])('allows the public address %s', (address) => {
     expect(closed.checkAddress(address)).toEqual({ allowed: true, by: 'public' });
   });
 
@@ -113,11 +129,13 @@ describe('outbound policy: OUTBOUND_ALLOW', () => {
   const policy = OutboundPolicy.fromEntries(['127.0.0.0/8', '::1', '10.1.0.0/16', 'fd00::/8', 'Feeds.Intranet', '*.corp.example']);
 
   it('opens the listed blocks and addresses, and the IPv4-mapped form of IPv4 entries', () => {
-    for (const a of ['127.0.0.1', '127.0.0.2', '::1', '10.1.200.3', 'fd00::5', '::ffff:127.0.0.1', '::ffff:10.1.0.1']) expect(policy.checkAddress(a), a).toEqual({ allowed: true, by: 'allow_list' });
+    for (const a of ['127.0.0.1', '127.0.0.2', '::1', '10.1.200.3', 'fd00::5', '::ffff:127.0.0.1', '::ffff:10.1.0.1'])
+      expect(policy.checkAddress(a), a).toEqual({ allowed: true, by: 'allow_list' });
   });
 
   it('keeps refusing everything else, NAT64 and 6to4 forms of listed addresses included', () => {
-    for (const a of ['10.2.0.1', '169.254.169.254', '192.168.0.1', 'fe80::1', 'fc00::1', '64:ff9b::7f00:1', '2002:7f00:1::']) expect(policy.checkAddress(a).allowed, a).toBe(false);
+    for (const a of ['10.2.0.1', '169.254.169.254', '192.168.0.1', 'fe80::1', 'fc00::1', '64:ff9b::7f00:1', '2002:7f00:1::'])
+      expect(policy.checkAddress(a).allowed, a).toBe(false);
   });
 
   it('opens host names exactly, or every name under a *. domain (not the domain itself)', () => {

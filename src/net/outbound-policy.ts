@@ -47,9 +47,7 @@ export type RefusalReason =
 /** How an IPv6 address carries the IPv4 address it was judged by. */
 export type Embedding = 'ipv4_mapped' | 'ipv4_compatible' | 'nat64' | '6to4';
 
-export type Verdict =
-  | { allowed: true; by: 'public' | 'allow_list' }
-  | { allowed: false; reason: RefusalReason; via?: Embedding };
+export type Verdict = { allowed: true; by: 'public' | 'allow_list' } | { allowed: false; reason: RefusalReason; via?: Embedding };
 
 const block = (text: string): IpBlock => {
   const b = parseBlock(text);

@@ -15,7 +15,10 @@ import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
 import { parseStoredState, type StoredItemState } from './state-machine.js';
 
-const writeStates = RedisScript.load('item-state-write', new URL('./item-state-write.lua', import.meta.url), { keys: [], args: ['seenAt', 'ttlOnSaleSeconds', 'ttlSoldSeconds'] });
+const writeStates = RedisScript.load('item-state-write', new URL('./item-state-write.lua', import.meta.url), {
+  keys: [],
+  args: ['seenAt', 'ttlOnSaleSeconds', 'ttlSoldSeconds'],
+});
 
 export interface ItemStateStoreOptions {
   batchSize: number;

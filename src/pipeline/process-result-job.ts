@@ -78,7 +78,8 @@ export function createResultJobProcessor(deps: ResultJobDeps): JobProcessor<'cra
 function describe(o: ResultOutcome): string {
   const next = o.nextTaskId ? `; next crawl ${o.nextTaskId} at ${o.nextCrawlAt}` : '';
   if (o.status === 'processed' && o.baseline) return `first crawl of IP ${o.ipId}: ${o.items} items recorded as its baseline (nothing counted)${next}`;
-  if (o.status === 'processed') return `${o.items} items: inflow ${o.inflow}, outflow ${o.outflow}, alerts ${o.alerts?.length ? o.alerts.join(', ') : 'none'}, weight ${o.weight}${next}`;
+  if (o.status === 'processed')
+    return `${o.items} items: inflow ${o.inflow}, outflow ${o.outflow}, alerts ${o.alerts?.length ? o.alerts.join(', ') : 'none'}, weight ${o.weight}${next}`;
   if (o.status === 'duplicate') return `already counted; follow-up steps replayed${next}`;
   return `IP ${o.ipId} is gone: nothing counted, nothing scheduled`;
 }

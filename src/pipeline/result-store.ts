@@ -75,12 +75,20 @@ export class ResultStore {
 
   /** Steps 1 to 6 above, in one transaction; a duplicate or a missing IP leaves nothing behind. */
   persist(input: PersistInput, rules: PersistRules, now = Date.now()): Promise<PersistOutcome> {
-    return inTransaction(this.pool, (client) => persistInTransaction(client, input, rules, now), (outcome) => outcome.kind === 'persisted');
+    return inTransaction(
+      this.pool,
+      (client) => persistInTransaction(client, input, rules, now),
+      (outcome) => outcome.kind === 'persisted',
+    );
   }
 
   /** Whether the result of `taskId` was persisted (its processed_results row exists). */
   async wasProcessed(taskId: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query({ name: 'pipeline-was-processed', text: 'SELECT 1 FROM processed_results WHERE task_id = $1', values: [taskId] });
+    const { rowCount } = await this.pool.query({
+      name: 'pipeline-was-processed',
+      text: 'SELECT 1 FROM processed_results WHERE task_id = $1',
+      values: [taskId],
+    });
     return (rowCount ?? 0) > 0;
   }
 
@@ -169,7 +177,11 @@ async function persistInTransaction(client: pg.PoolClient, input: PersistInput, 
 }
 
 /** Steps 4 and 5: the hour's stats and its alerts. */
-async function countResult(client: pg.PoolClient, input: PersistInput, rules: PersistRules): Promise<{ hour: { bucket: Date; inflow: number; outflow: number }; alerts: AlertCandidate[] }> {
+async function countResult(
+  client: pg.PoolClient,
+  input: PersistInput,
+  rules: PersistRules,
+): Promise<{ hour: { bucket: Date; inflow: number; outflow: number }; alerts: AlertCandidate[] }> {
   const { ipId, summary } = input;
   const bucket = hourBucket(input.crawledAt);
   const prices = summary.soldPrices;
@@ -194,7 +206,16 @@ async function countResult(client: pg.PoolClient, input: PersistInput, rules: Pe
        max_price = GREATEST(s.max_price, EXCLUDED.max_price),
        updated_at = now()
      RETURNING inflow, outflow`,
-    [ipId, bucket, summary.inflow, summary.outflow, prices.length ? Math.min(...prices) : null, prices.length ? Math.max(...prices) : null, priceSum, prices.length],
+    [
+      ipId,
+      bucket,
+      summary.inflow,
+      summary.outflow,
+      prices.length ? Math.min(...prices) : null,
+      prices.length ? Math.max(...prices) : null,
+      priceSum,
+      prices.length,
+    ],
   );
   const hour = { bucket, inflow: Number(stats.rows[0]!.inflow), outflow: Number(stats.rows[0]!.outflow) };
 
@@ -212,7 +233,15 @@ async function countResult(client: pg.PoolClient, input: PersistInput, rules: Pe
        SELECT $1, u.rule, $2, u.severity, u.message, u.value, u.threshold
          FROM unnest($3::text[], $4::text[], $5::text[], $6::float8[], $7::float8[]) AS u(rule, severity, message, value, threshold)
        ON CONFLICT (ip_id, rule, hour_bucket) DO NOTHING RETURNING rule`,
-      [ipId, bucket, candidates.map((a) => a.rule), candidates.map((a) => a.severity), candidates.map((a) => a.message), candidates.map((a) => a.value), candidates.map((a) => a.threshold)],
+      [
+        ipId,
+        bucket,
+        candidates.map((a) => a.rule),
+        candidates.map((a) => a.severity),
+        candidates.map((a) => a.message),
+        candidates.map((a) => a.value),
+        candidates.map((a) => a.threshold),
+      ],
     );
     const fired = new Set(inserted.rows.map((r) => r.rule));
     alerts = candidates.filter((a) => fired.has(a.rule));

@@ -14,7 +14,9 @@ import { IpStore } from './ip-store.js';
 export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandle> {
   const logger = ctx.logger.child({ role: 'pipeline' });
   const scheduler = createScheduler(ctx);
-  const results = ctx.metrics.counter('wp_pipeline_results_total', 'Crawl results by outcome (processed, baseline, duplicate, skipped, crawl_failed).', ['status']);
+  const results = ctx.metrics.counter('wp_pipeline_results_total', 'Crawl results by outcome (processed, baseline, duplicate, skipped, crawl_failed).', [
+    'status',
+  ]);
   const transitions = ctx.metrics.counter('wp_pipeline_transitions_total', 'Item state transitions by kind.', ['kind']);
   const pipeline = createResultPipeline(ctx, scheduler, (o) => {
     results.inc({ status: o.baseline ? 'baseline' : o.status });

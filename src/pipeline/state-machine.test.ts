@@ -23,7 +23,12 @@ describe('item state machine', () => {
   });
 
   it('parses stored hashes; empty or malformed ones are unknown', () => {
-    expect(parseStoredState({ status: 'sold', price: '500', first_seen: String(T0), last_seen: String(T1) })).toEqual({ status: 'sold', price: 500, firstSeen: T0, lastSeen: T1 });
+    expect(parseStoredState({ status: 'sold', price: '500', first_seen: String(T0), last_seen: String(T1) })).toEqual({
+      status: 'sold',
+      price: 500,
+      firstSeen: T0,
+      lastSeen: T1,
+    });
     expect(parseStoredState({})).toBeNull();
     expect(parseStoredState(null)).toBeNull();
     expect(parseStoredState({ status: 'available', price: '1', first_seen: '1' })).toBeNull();

@@ -16,9 +16,15 @@ import type { RedisClient } from '../redis/connection.js';
 import { RedisScript } from '../redis/script.js';
 import { toError } from '../errors.js';
 
-const fillScript = RedisScript.load('cache-fill', new URL('./cache-fill.lua', import.meta.url), { keys: ['cache', 'version'], args: ['seenVersion', 'value', 'ttlSeconds'] });
+const fillScript = RedisScript.load('cache-fill', new URL('./cache-fill.lua', import.meta.url), {
+  keys: ['cache', 'version'],
+  args: ['seenVersion', 'value', 'ttlSeconds'],
+});
 
-const invalidateScript = RedisScript.load('cache-invalidate', new URL('./cache-invalidate.lua', import.meta.url), { keys: ['version', 'target'], args: ['targetKind', 'versionTtlSeconds'] });
+const invalidateScript = RedisScript.load('cache-invalidate', new URL('./cache-invalidate.lua', import.meta.url), {
+  keys: ['version', 'target'],
+  args: ['targetKind', 'versionTtlSeconds'],
+});
 
 /** Version keys outlive any plausible DB read by far; they expire so idle IPs leave no keys. */
 const VERSION_TTL_SECONDS = 86_400;
@@ -63,6 +69,10 @@ export class VersionedCache {
 
   /** Drops one cached value (or every value listed in an index set) and bumps the version. */
   async invalidate(versionKey: string, keyOrIndex: string, isIndex = false): Promise<void> {
-    await invalidateScript.run(this.redis, { version: versionKey, target: keyOrIndex }, { targetKind: isIndex ? 'index' : 'key', versionTtlSeconds: VERSION_TTL_SECONDS });
+    await invalidateScript.run(
+      this.redis,
+      { version: versionKey, target: keyOrIndex },
+      { targetKind: isIndex ? 'index' : 'key', versionTtlSeconds: VERSION_TTL_SECONDS },
+    );
   }
 }

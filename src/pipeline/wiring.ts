@@ -14,7 +14,15 @@ import { CrawlScheduler } from './scheduling/crawl-scheduler.js';
 export type PipelineContext = Pick<PlatformContext, 'config' | 'logger' | 'keys' | 'redis' | 'queues' | 'db'>;
 
 export function createScheduler(ctx: PipelineContext): CrawlScheduler {
-  return new CrawlScheduler({ queues: ctx.queues, redis: ctx.redis, keys: ctx.keys, ips: new IpStore(ctx.db), results: new ResultStore(ctx.db.pool), settings: ctx.config.pipeline, logger: ctx.logger });
+  return new CrawlScheduler({
+    queues: ctx.queues,
+    redis: ctx.redis,
+    keys: ctx.keys,
+    ips: new IpStore(ctx.db),
+    results: new ResultStore(ctx.db.pool),
+    settings: ctx.config.pipeline,
+    logger: ctx.logger,
+  });
 }
 
 export function createCaches(ctx: PipelineContext): PipelineCaches {
@@ -30,7 +38,11 @@ export function createResultPipeline(ctx: PipelineContext, scheduler = createSch
   return new ResultPipeline({
     results: new ResultStore(ctx.db.pool),
     ips: new IpStore(ctx.db),
-    states: new ItemStateStore(ctx.redis, ctx.keys, { batchSize: s.stateBatchSize, ttlOnSaleSeconds: s.itemTtlOnSaleSeconds, ttlSoldSeconds: s.itemTtlSoldSeconds }),
+    states: new ItemStateStore(ctx.redis, ctx.keys, {
+      batchSize: s.stateBatchSize,
+      ttlOnSaleSeconds: s.itemTtlOnSaleSeconds,
+      ttlSoldSeconds: s.itemTtlSoldSeconds,
+    }),
     scheduler,
     caches: createCaches(ctx),
     rules: s,

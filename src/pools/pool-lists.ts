@@ -100,7 +100,9 @@ export class PoolLists {
   }
 
   async snapshot(type: PoolType, groupId: number): Promise<PoolSnapshot> {
-    const [length, ...ids] = await this.run((redis) => snapshotScript.run<[number, ...string[]]>(redis, { pool: this.keys.pool(type, groupId), consumed: this.keys.poolConsumed(type, groupId) }, {}));
+    const [length, ...ids] = await this.run((redis) =>
+      snapshotScript.run<[number, ...string[]]>(redis, { pool: this.keys.pool(type, groupId), consumed: this.keys.poolConsumed(type, groupId) }, {}),
+    );
     return { length: Number(length), ids };
   }
 
@@ -118,7 +120,12 @@ export class PoolLists {
    */
   async pushFenced(type: PoolType, groupId: number, token: string, lockTtlMs: number, items: PoolItem[]): Promise<number | undefined> {
     const len = await this.run((redis) =>
-      pushScript.run<number>(redis, { pool: this.keys.pool(type, groupId), lock: this.keys.poolRefillLock(type, groupId) }, { token, lockTtlMs }, { args: items.map(encodeItem) }),
+      pushScript.run<number>(
+        redis,
+        { pool: this.keys.pool(type, groupId), lock: this.keys.poolRefillLock(type, groupId) },
+        { token, lockTtlMs },
+        { args: items.map(encodeItem) },
+      ),
     );
     return len < 0 ? undefined : len;
   }
@@ -131,13 +138,17 @@ export class PoolLists {
   /** Removes the items read by peekConsumed once they are marked in the DB; 0 when another job did. */
   async trimConsumed(type: PoolType, groupId: number, peeked: string[]): Promise<number> {
     if (!peeked.length) return 0;
-    return this.run((redis) => trimConsumedScript.run<number>(redis, { consumed: this.keys.poolConsumed(type, groupId) }, { oldest: peeked.at(-1)!, count: peeked.length }));
+    return this.run((redis) =>
+      trimConsumedScript.run<number>(redis, { consumed: this.keys.poolConsumed(type, groupId) }, { oldest: peeked.at(-1)!, count: peeked.length }),
+    );
   }
 }
 
 /** The pop script and its decoded reply (a module function: a per-call closure would cost a keepNames wrapper under tsx). */
 async function popNow(redis: RedisClient, lists: { pool: string; consumed: string }, count: number, guard: ScriptTail): Promise<PopReply> {
-  const reply = await (count === 1 ? popOneScript.run<(string | number)[]>(redis, lists, {}, guard) : popScript.run<(string | number)[]>(redis, lists, { count }, guard));
+  const reply = await (count === 1
+    ? popOneScript.run<(string | number)[]>(redis, lists, {}, guard)
+    : popScript.run<(string | number)[]>(redis, lists, { count }, guard));
   const remaining = Number(reply.pop());
   return { items: (reply as string[]).map(decodeItem), remaining };
 }

@@ -7,7 +7,11 @@ export function poolMetrics(metrics: Metrics) {
     refilled: metrics.counter('wp_pool_refilled_rows_total', 'Rows reserved and pushed into pools, by pool type.', ['type']),
     released: metrics.counter('wp_pool_released_rows_total', 'Reserved rows found in no pool and made available again, by pool type.', ['type']),
     marked: metrics.counter('wp_pool_consumed_marked_total', 'Popped rows marked consumed in the DB, by pool type.', ['type']),
-    putBack: metrics.counter('wp_pool_put_back_rows_total', 'Rows of pops whose reply came after the deadline (the request was served from the DB), put back at the head of the pool, by pool type.', ['type']),
+    putBack: metrics.counter(
+      'wp_pool_put_back_rows_total',
+      'Rows of pops whose reply came after the deadline (the request was served from the DB), put back at the head of the pool, by pool type.',
+      ['type'],
+    ),
     inDoubt: metrics.counter(
       'wp_pool_rows_in_doubt_total',
       'Rows a pop may have taken from a pool without serving them (the connection to Redis dropped while the pop or its put-back was in flight; counted as many as it asked for), by pool type. Normally 0.',

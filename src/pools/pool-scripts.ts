@@ -8,19 +8,37 @@ import { RedisScript } from '../redis/script.js';
 import { ID_PATTERN } from './pool-item.js';
 
 /** Pops one item (FIFO) into the consumed list, atomically: the hot path of pop (pool-pop-one.lua). */
-export const popOneScript = RedisScript.load('pool-pop-one', new URL('./pool-pop-one.lua', import.meta.url), { keys: ['pool', 'consumed'], args: [] }, { revocationGuard: revocationGuardLua(3) });
+export const popOneScript = RedisScript.load(
+  'pool-pop-one',
+  new URL('./pool-pop-one.lua', import.meta.url),
+  { keys: ['pool', 'consumed'], args: [] },
+  { revocationGuard: revocationGuardLua(3) },
+);
 
 /** Pops up to `count` items (FIFO) into the consumed list, atomically (pool-pop.lua). */
-export const popScript = RedisScript.load('pool-pop', new URL('./pool-pop.lua', import.meta.url), { keys: ['pool', 'consumed'], args: ['count'] }, { revocationGuard: revocationGuardLua(3) });
+export const popScript = RedisScript.load(
+  'pool-pop',
+  new URL('./pool-pop.lua', import.meta.url),
+  { keys: ['pool', 'consumed'], args: ['count'] },
+  { revocationGuard: revocationGuardLua(3) },
+);
 
 /** Pushes items only while the caller still holds the refill lock (fencing), and extends the lock (pool-push.lua). */
 export const pushScript = RedisScript.load('pool-push', new URL('./pool-push.lua', import.meta.url), { keys: ['pool', 'lock'], args: ['token', 'lockTtlMs'] });
 
 /** Every id in the pool and in the consumed list, read at one instant: the recovery's snapshot (pool-snapshot.lua). */
-export const snapshotScript = RedisScript.load('pool-snapshot', new URL('./pool-snapshot.lua', import.meta.url), { keys: ['pool', 'consumed'], args: [] }, { idPattern: ID_PATTERN });
+export const snapshotScript = RedisScript.load(
+  'pool-snapshot',
+  new URL('./pool-snapshot.lua', import.meta.url),
+  { keys: ['pool', 'consumed'], args: [] },
+  { idPattern: ID_PATTERN },
+);
 
 /** Removes the items a marking job read (and marked) from the old end of the consumed list (pool-trim-consumed.lua). */
-export const trimConsumedScript = RedisScript.load('pool-trim-consumed', new URL('./pool-trim-consumed.lua', import.meta.url), { keys: ['consumed'], args: ['oldest', 'count'] });
+export const trimConsumedScript = RedisScript.load('pool-trim-consumed', new URL('./pool-trim-consumed.lua', import.meta.url), {
+  keys: ['consumed'],
+  args: ['oldest', 'count'],
+});
 
 /** Deletes the refill lock only when it still holds the caller's token (pool-unlock.lua). */
 export const unlockScript = RedisScript.load('pool-unlock', new URL('./pool-unlock.lua', import.meta.url), { keys: ['lock'], args: ['token'] });

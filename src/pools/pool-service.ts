@@ -55,7 +55,14 @@ export class PoolService {
       const lengths = await this.deps.lists.lengths(groups.map((g) => ({ type, groupId: g.groupId }))).catch(() => undefined);
       groups.forEach((g, i) => {
         const l = lengths?.[i];
-        out.push({ type, groupId: g.groupId, poolLength: l?.length ?? null, pendingConsumed: l?.pendingConsumed ?? null, available: g.available, reserved: g.reserved });
+        out.push({
+          type,
+          groupId: g.groupId,
+          poolLength: l?.length ?? null,
+          pendingConsumed: l?.pendingConsumed ?? null,
+          available: g.available,
+          reserved: g.reserved,
+        });
       });
     }
     return out;

@@ -28,10 +28,15 @@ export class PoolTriggers {
   /** Enqueues a refill of one pool (deduplicated per pool). */
   async refill(type: PoolType, groupId: number, options: { recover?: boolean } = {}): Promise<void> {
     const id = `${type}:${groupId}`;
-    await this.queues.add('poolRefill', `refill:${id}`, { kind: 'refill', type, groupId, ...(options.recover ? { recover: true } : {}) }, {
-      ...RETENTION,
-      deduplication: { id, keepLastIfActive: true },
-    });
+    await this.queues.add(
+      'poolRefill',
+      `refill:${id}`,
+      { kind: 'refill', type, groupId, ...(options.recover ? { recover: true } : {}) },
+      {
+        ...RETENTION,
+        deduplication: { id, keepLastIfActive: true },
+      },
+    );
   }
 
   /** Enqueues the marking of one pool's consumed ids (deduplicated per pool). */

@@ -60,7 +60,9 @@ export class PoolPopper {
     const served: ServedItem[] = [];
     let belowThreshold = false;
     try {
-      const { items, remaining } = await runGuarded(revocation, () => lists.pop(type, groupId, count, (late) => this.whenLate(type, groupId, count, late), revocation));
+      const { items, remaining } = await runGuarded(revocation, () =>
+        lists.pop(type, groupId, count, (late) => this.whenLate(type, groupId, count, late), revocation),
+      );
       for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
       if (items.length) triggers.requestMarkConsumed(type, groupId);
       belowThreshold = remaining < settings.refillThreshold;
@@ -83,7 +85,8 @@ export class PoolPopper {
       } catch (err) {
         // Items already popped are recorded as consumed: hand them out rather than lose them.
         if (!fromPool) {
-          if (isDatabaseUnavailable(err)) throw new DependencyDownError('database', 'the pool is empty or unreachable and the database is unavailable', { cause: err });
+          if (isDatabaseUnavailable(err))
+            throw new DependencyDownError('database', 'the pool is empty or unreachable and the database is unavailable', { cause: err });
           throw err;
         }
         this.deps.logger.warn({ err: toError(err).message, type, groupId }, 'DB fallback failed; serving the pooled items only');
@@ -135,7 +138,10 @@ export class PoolPopper {
   /** A put-back that could not be sent before the connection closed or the patience ran out: the rows are recorded consumed and served to nobody. */
   private lost(type: PoolType, groupId: number, items: PoolItem[], err: unknown): void {
     this.deps.metrics.inDoubt.inc({ type }, items.length);
-    this.deps.logger.error({ err: toError(err).message, type, groupId, ids: items.map((i) => i.id) }, 'rows of a late pool pop could not be put back: they are recorded consumed but were not served');
+    this.deps.logger.error(
+      { err: toError(err).message, type, groupId, ids: items.map((i) => i.id) },
+      'rows of a late pool pop could not be put back: they are recorded consumed but were not served',
+    );
   }
 
   private warn(kind: string, fields: Record<string, unknown>, message: string): void {

@@ -75,14 +75,21 @@ export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> 
     const { type, groupId } = job.data;
     const result = await whileDependenciesUp(() => markConsumed(deps, type, groupId));
     metrics.marked.inc({ type }, result.marked);
-    await job.log(`${type} group ${groupId}: ${result.marked} rows marked consumed${result.more ? '; more waiting, a follow-up queued' : ''}`).catch(() => undefined);
+    await job
+      .log(`${type} group ${groupId}: ${result.marked} rows marked consumed${result.more ? '; more waiting, a follow-up queued' : ''}`)
+      .catch(() => undefined);
     if (result.more) await triggers.markConsumed(type, groupId);
     return result;
   });
 
   const checkOpts = { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } };
   const stopKeeping = await keepJobScheduler(
-    { queue: ctx.queues.queue('poolRefill'), id: CHECK_SCHEDULER_ID, everyMs: settings.checkIntervalMs, template: { name: 'check', data: ctx.queues.validate('poolRefill', { kind: 'check' }), opts: checkOpts } },
+    {
+      queue: ctx.queues.queue('poolRefill'),
+      id: CHECK_SCHEDULER_ID,
+      everyMs: settings.checkIntervalMs,
+      template: { name: 'check', data: ctx.queues.validate('poolRefill', { kind: 'check' }), opts: checkOpts },
+    },
     { metrics: ctx.metrics, logger: deps.logger },
   );
   await ctx.queues.add('poolRefill', 'check', { kind: 'check' }, { ...checkOpts, deduplication: { id: PREFILL_DEDUP_ID } });

@@ -60,12 +60,7 @@ export interface PlatformWorker {
 /** After the grace period, how long a forced close may take before the worker is left behind. */
 const ABANDON_AFTER_MS = 2000;
 
-export function createWorker<K extends QueueKey, R>(
-  deps: WorkerDeps,
-  key: K,
-  processor: JobProcessor<K, R>,
-  settings: WorkerSettings = {},
-): PlatformWorker {
+export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, processor: JobProcessor<K, R>, settings: WorkerSettings = {}): PlatformWorker {
   const def = queues[key];
   const queueName = def.name;
   const q = deps.config.queues;
@@ -130,14 +125,19 @@ export function createWorker<K extends QueueKey, R>(
   });
   // A Redis outage makes the worker emit 'error' at every reconnect attempt; the outage itself is
   // logged once by the connection (RedisConnections), so those are only debug lines here.
-  worker.on('error', (err) => (isRedisConnectionError(err) ? baseLogger.debug({ err: err.message }, 'worker: redis unreachable') : baseLogger.error({ err: err.message }, 'worker error')));
+  worker.on('error', (err) =>
+    isRedisConnectionError(err) ? baseLogger.debug({ err: err.message }, 'worker: redis unreachable') : baseLogger.error({ err: err.message }, 'worker error'),
+  );
   worker.on('stalled', (jobId) => baseLogger.warn({ jobId }, 'stalled job handed back to the queue'));
 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       if (await settlesWithin(worker.close(), q.workerShutdownGraceMs)) return;
-      baseLogger.warn({ graceMs: q.workerShutdownGraceMs }, 'active jobs outlived the grace period, or the worker could not close; they will be retried as stalled');
+      baseLogger.warn(
+        { graceMs: q.workerShutdownGraceMs },
+        'active jobs outlived the grace period, or the worker could not close; they will be retried as stalled',
+      );
       // BullMQ answers a second close with the first one's promise; when that one hangs (its
       // blocking connection caught reconnecting after a Redis outage never emits 'end', BullMQ
       // #4656) the worker is left behind: its jobs go back as stalled, its sockets are closed.

@@ -44,7 +44,7 @@ export const queues = {
     name: 'crawl-result',
     description: 'Result pipeline of one crawl (the parent of the crawl in its flow): state machine, snapshots, hourly stats, alerts, next crawl.',
     payload: crawlResultJobPayload,
-    manualAdd: { refused: 'a result schedules the IP\'s next crawl; only a crawl produces one (POST /api/ips/:id/crawl)' },
+    manualAdd: { refused: "a result schedules the IP's next crawl; only a crawl produces one (POST /api/ips/:id/crawl)" },
   }),
   poolRefill: defineQueue({
     name: 'pool-refill',

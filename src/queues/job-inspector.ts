@@ -139,7 +139,27 @@ function deadEntry(queue: string, job: Job): DeadJobEntry {
  * share the key space of job ids (`<prefix>:<queue>:<id>`): a job id equal to one of them would name
  * the queue's own data (`meta`: its settings and pause flag), never a job.
  */
-const BULLMQ_KEY_NAMES = new Set(['', 'active', 'wait', 'waiting-children', 'paused', 'id', 'delayed', 'prioritized', 'stalled-check', 'completed', 'failed', 'stalled', 'repeat', 'limiter', 'meta', 'events', 'pc', 'marker', 'de']);
+const BULLMQ_KEY_NAMES = new Set([
+  '',
+  'active',
+  'wait',
+  'waiting-children',
+  'paused',
+  'id',
+  'delayed',
+  'prioritized',
+  'stalled-check',
+  'completed',
+  'failed',
+  'stalled',
+  'repeat',
+  'limiter',
+  'meta',
+  'events',
+  'pc',
+  'marker',
+  'de',
+]);
 
 /**
  * A job by an id from outside, or undefined. Only a key that holds a job is one: an id naming
@@ -190,7 +210,10 @@ export class JobInspector {
 
   async list(name: string, state: JobState, start: number, end: number): Promise<{ queue: string; state: string; total: number; jobs: JobView[] }> {
     const q = this.queueOr404(name);
-    const [found, total] = await Promise.all([q.getJobs([state as JobType], start, end, state !== 'completed' && state !== 'failed'), q.getJobCountByTypes(state as JobType)]);
+    const [found, total] = await Promise.all([
+      q.getJobs([state as JobType], start, end, state !== 'completed' && state !== 'failed'),
+      q.getJobCountByTypes(state as JobType),
+    ]);
     const jobs = found.filter(Boolean);
     const views = jobs.map((j) => viewJob(name, j, state));
     if (state === 'delayed') await this.addDueTimes(q, views);
@@ -207,7 +230,11 @@ export class JobInspector {
 
   /** delayUntil of delayed jobs, from the delayed set (right for moved and retried jobs too). */
   private async addDueTimes(q: Queue, views: JobView[]): Promise<void> {
-    const due = await delayedDueAt(this.deps.redis, q, views.map((v) => v.id));
+    const due = await delayedDueAt(
+      this.deps.redis,
+      q,
+      views.map((v) => v.id),
+    );
     views.forEach((v, i) => {
       const at = due[i];
       if (at !== null && at !== undefined) v.delayUntil = iso(at)!;
@@ -230,7 +257,8 @@ export class JobInspector {
   async add(name: string, input: { name?: string | undefined; data: unknown; delay?: number | undefined; priority?: number | undefined }): Promise<JobView> {
     this.queueOr404(name);
     const def = findQueue(name)!;
-    if (def.manualAdd && 'refused' in def.manualAdd) throw new ConflictError('chained_queue', `jobs of "${name}" belong to a chain: ${def.manualAdd.refused}`, { field: 'name' });
+    if (def.manualAdd && 'refused' in def.manualAdd)
+      throw new ConflictError('chained_queue', `jobs of "${name}" belong to a chain: ${def.manualAdd.refused}`, { field: 'name' });
     const key = (Object.keys(queueDefinitions) as QueueKey[]).find((k) => queueDefinitions[k].name === name)!;
     const parsed = def.payload.safeParse(input.data);
     if (!parsed.success) {
@@ -249,7 +277,10 @@ export class JobInspector {
    * of a chain is replayed through its chain (`chain`: what became of it; the dead job itself may
    * be gone, its work carried on by `chain.taskId`).
    */
-  async retry(name: string, id: string): Promise<{ id: string; queue: string; name: string; state: string; attemptsMade: number; attempts: number; chain?: ChainReplay }> {
+  async retry(
+    name: string,
+    id: string,
+  ): Promise<{ id: string; queue: string; name: string; state: string; attemptsMade: number; attempts: number; chain?: ChainReplay }> {
     const q = this.queueOr404(name);
     const job = await this.jobOr404(q, id);
     const state = await job.getState();
@@ -337,7 +368,8 @@ export class JobInspector {
 
   /** Matching dead jobs, newest first (at most `take` when there is no text to search). */
   private async matchDead(filter: DeadJobFilter, take: number): Promise<{ total: number; matches: { queue: Queue; id: string; failedAt: number }[] }> {
-    if (filter.queue !== undefined && !this.queues.byName(filter.queue)) throw new InvalidInputError('unknown_queue', `no queue named "${filter.queue}"`, { field: 'queue' });
+    if (filter.queue !== undefined && !this.queues.byName(filter.queue))
+      throw new InvalidInputError('unknown_queue', `no queue named "${filter.queue}"`, { field: 'queue' });
     const qs = filter.queue !== undefined ? [this.queues.byName(filter.queue)!] : this.queues.all();
     const needle = filter.q?.toLowerCase();
     const redis = this.deps.redis;
@@ -377,10 +409,7 @@ export class JobInspector {
    * KEEP_LOG_LINES kept). `visible` (default: all) decides whether the caller may see it, and a
    * task it may not see is answered like a missing one (404).
    */
-  async task(
-    id: string,
-    visible: (queue: string, job: Job) => boolean | Promise<boolean> = () => true,
-  ): Promise<TaskView> {
+  async task(id: string, visible: (queue: string, job: Job) => boolean | Promise<boolean> = () => true): Promise<TaskView> {
     for (const q of this.queues.all()) {
       let job = await findJob(q, id);
       if (!job || !(await visible(q.name, job))) continue;

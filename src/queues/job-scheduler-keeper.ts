@@ -22,7 +22,11 @@ export interface KeptScheduler {
 }
 
 export async function keepJobScheduler(s: KeptScheduler, deps: { metrics: Metrics; logger: Logger }): Promise<() => void> {
-  const recreated = deps.metrics.counter('wp_job_schedulers_recreated_total', 'Job schedulers found missing (a Redis that lost its data) and put back, by queue and scheduler.', ['queue', 'scheduler']);
+  const recreated = deps.metrics.counter(
+    'wp_job_schedulers_recreated_total',
+    'Job schedulers found missing (a Redis that lost its data) and put back, by queue and scheduler.',
+    ['queue', 'scheduler'],
+  );
   const upsert = () => s.queue.upsertJobScheduler(s.id, { every: s.everyMs }, s.template);
   await upsert();
   let checking = false;

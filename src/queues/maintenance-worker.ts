@@ -35,8 +35,15 @@ const HAND_BACK_MS = 500;
 export function maintenanceMetrics(metrics: PlatformContext['metrics']) {
   return {
     runs: metrics.counter('wp_maintenance_runs_total', 'Runs of periodic maintenance tasks, by task and outcome (ok, failed, skipped).', ['task', 'outcome']),
-    duration: metrics.histogram('wp_maintenance_run_duration_seconds', 'Duration of maintenance runs, by task.', ['task'], [0.005, 0.05, 0.25, 1, 5, 15, 60, 300]),
-    lastSuccess: metrics.gauge('wp_maintenance_last_success_timestamp_seconds', 'When each maintenance task last succeeded in this process (epoch seconds).', ['task']),
+    duration: metrics.histogram(
+      'wp_maintenance_run_duration_seconds',
+      'Duration of maintenance runs, by task.',
+      ['task'],
+      [0.005, 0.05, 0.25, 1, 5, 15, 60, 300],
+    ),
+    lastSuccess: metrics.gauge('wp_maintenance_last_success_timestamp_seconds', 'When each maintenance task last succeeded in this process (epoch seconds).', [
+      'task',
+    ]),
   };
 }
 
@@ -63,7 +70,11 @@ export async function startMaintenance(ctx: MaintenanceContext, tasks: readonly 
 
   const periodic = tasks.filter((t) => t.everyMs > 0);
   for (const task of periodic) {
-    await queue.upsertJobScheduler(task.name, { every: task.everyMs }, { name: task.name, data: ctx.queues.validate('maintenance', { task: task.name }), opts });
+    await queue.upsertJobScheduler(
+      task.name,
+      { every: task.everyMs },
+      { name: task.name, data: ctx.queues.validate('maintenance', { task: task.name }), opts },
+    );
   }
   const kept = new Set(periodic.map((t) => t.name));
   for (const scheduler of await queue.getJobSchedulers(0, -1)) {
@@ -78,7 +89,8 @@ export async function startMaintenance(ctx: MaintenanceContext, tasks: readonly 
     ctx,
     'maintenance',
     async (job, jobCtx) => {
-      if (!term.isCurrent()) throw new BlockedError('this process is no longer the leader; handed back to the next one', HAND_BACK_MS, 'not_leader', { routine: true });
+      if (!term.isCurrent())
+        throw new BlockedError('this process is no longer the leader; handed back to the next one', HAND_BACK_MS, 'not_leader', { routine: true });
       const task = byName.get(job.name);
       if (!task) {
         metrics.runs.inc({ task: job.name, outcome: 'skipped' });

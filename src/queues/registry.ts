@@ -50,9 +50,7 @@ export class QueueRegistry {
   private flowProducer: FlowProducer | undefined;
   private closing: Promise<void> | undefined;
 
-  constructor(
-    private readonly deps: { config: Pick<Config, 'queues'>; connections: RedisConnections; keys: Keys },
-  ) {}
+  constructor(private readonly deps: { config: Pick<Config, 'queues'>; connections: RedisConnections; keys: Keys }) {}
 
   get prefix(): string {
     return this.deps.keys.bullPrefix;
@@ -138,8 +136,8 @@ export class QueueRegistry {
   }
 
   close(): Promise<void> {
-    return (this.closing ??= Promise.all([...this.instances.values(), ...(this.flowProducer ? [this.flowProducer] : [])].map((q) => q.close().catch(() => undefined))).then(
-      () => undefined,
-    ));
+    return (this.closing ??= Promise.all(
+      [...this.instances.values(), ...(this.flowProducer ? [this.flowProducer] : [])].map((q) => q.close().catch(() => undefined)),
+    ).then(() => undefined));
   }
 }

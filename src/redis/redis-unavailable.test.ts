@@ -13,7 +13,9 @@ describe('isRedisUnavailable', () => {
 
   it('does not take a bug or a refused command for an outage', () => {
     expect(isRedisUnavailable(new TypeError('username.toLowerCase is not a function'))).toBe(false);
-    expect(isRedisUnavailable(Object.assign(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'), { name: 'ReplyError' }))).toBe(false);
+    expect(isRedisUnavailable(Object.assign(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'), { name: 'ReplyError' }))).toBe(
+      false,
+    );
     expect(isRedisUnavailable('Connection is closed.')).toBe(false);
     expect(isRedisUnavailable(undefined)).toBe(false);
   });

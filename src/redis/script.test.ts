@@ -20,7 +20,10 @@ function recorder() {
 
 describe('RedisScript', () => {
   it('reads the named KEYS and ARGV slots of a header; tails and (none) carry no name', () => {
-    expect(declaredSlots('-- KEYS[1] pool  the list\n-- KEYS[2..3] (optional) guard\n-- ARGV[1] count\n-- ARGV[2..] more\n-- Returns x\nreturn 1')).toEqual({ keys: ['pool'], args: ['count'] });
+    expect(declaredSlots('-- KEYS[1] pool  the list\n-- KEYS[2..3] (optional) guard\n-- ARGV[1] count\n-- ARGV[2..] more\n-- Returns x\nreturn 1')).toEqual({
+      keys: ['pool'],
+      args: ['count'],
+    });
     expect(declaredSlots('-- KEYS[1..] items\n-- ARGV (none)\nreturn 1')).toEqual({ keys: [], args: [] });
     expect(() => declaredSlots('local x = 1\n-- KEYS[1] pool')).toThrow(/does not start with its KEYS\/ARGV list/);
     expect(() => declaredSlots('-- Pops.\n-- KEYS[1] pool')).toThrow(/does not start/);
@@ -29,7 +32,10 @@ describe('RedisScript', () => {
   });
 
   it('sends named keys and arguments in the declared order, then the tail; booleans as 1 and 0', async () => {
-    const script = RedisScript.load('t-order', file('order.lua', '-- KEYS[1] a\n-- KEYS[2] b\n-- KEYS[3..] more\n-- ARGV[1] x\n-- ARGV[2] flag\nreturn 1\n'), { keys: ['a', 'b'], args: ['x', 'flag'] });
+    const script = RedisScript.load('t-order', file('order.lua', '-- KEYS[1] a\n-- KEYS[2] b\n-- KEYS[3..] more\n-- ARGV[1] x\n-- ARGV[2] flag\nreturn 1\n'), {
+      keys: ['a', 'b'],
+      args: ['x', 'flag'],
+    });
     const { calls, client } = recorder();
     await script.run(client, { b: 'kb', a: 'ka' }, { flag: true, x: 7 }, { keys: ['k3'], args: ['tail'] });
     await script.run(client, { a: 'ka', b: 'kb' }, { x: 'y', flag: false });
@@ -41,7 +47,9 @@ describe('RedisScript', () => {
 
   it('refuses, when loading, a header that names other slots than the wrapper, and fills parts', () => {
     const url = file('mismatch.lua', '-- KEYS[1] lock\n-- ARGV[1] token\nreturn 1\n');
-    expect(() => RedisScript.load('t-mismatch', url, { keys: ['lock'], args: ['holder'] })).toThrow(/t-mismatch.*declares KEYS lock and ARGV token; the wrapper names KEYS lock and ARGV holder/);
+    expect(() => RedisScript.load('t-mismatch', url, { keys: ['lock'], args: ['holder'] })).toThrow(
+      /t-mismatch.*declares KEYS lock and ARGV token; the wrapper names KEYS lock and ARGV holder/,
+    );
     const guarded = file('guarded.lua', '-- KEYS[1] list\n-- ARGV (none)\n{{guard}}\nreturn {{answer}}\n');
     expect(RedisScript.load('t-parts', guarded, { keys: ['list'], args: [] }, { guard: 'if not KEYS[1] then return 0 end', answer: '42' }).source).toBe(
       '-- KEYS[1] list\n-- ARGV (none)\nif not KEYS[1] then return 0 end\nreturn 42\n',

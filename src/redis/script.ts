@@ -94,13 +94,20 @@ export class RedisScript<K extends string = string, A extends string = string> {
    * checks that its KEYS/ARGV list names the slots `layout` names, in the same order. Throws
    * (at module load) when it does not.
    */
-  static load<const K extends string, const A extends string>(name: string, file: URL, layout: ScriptLayout<K, A>, parts: Readonly<Record<string, string>> = {}): RedisScript<K, A> {
+  static load<const K extends string, const A extends string>(
+    name: string,
+    file: URL,
+    layout: ScriptLayout<K, A>,
+    parts: Readonly<Record<string, string>> = {},
+  ): RedisScript<K, A> {
     const path = fileURLToPath(file);
     try {
       const source = fill(readFileSync(path, 'utf8'), parts);
       const declared = declaredSlots(source);
       if (!same(declared.keys, layout.keys) || !same(declared.args, layout.args)) {
-        throw new Error(`it declares KEYS ${declared.keys.join(', ') || '-'} and ARGV ${declared.args.join(', ') || '-'}; the wrapper names KEYS ${layout.keys.join(', ') || '-'} and ARGV ${layout.args.join(', ') || '-'}`);
+        throw new Error(
+          `it declares KEYS ${declared.keys.join(', ') || '-'} and ARGV ${declared.args.join(', ') || '-'}; the wrapper names KEYS ${layout.keys.join(', ') || '-'} and ARGV ${layout.args.join(', ') || '-'}`,
+        );
       }
       return new RedisScript(name, source, layout);
     } catch (err) {

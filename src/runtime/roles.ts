@@ -23,7 +23,10 @@ export const roleStarters: Record<RoleName, (ctx: PlatformContext) => Promise<Ro
 };
 
 export function parseRoles(spec: string): RoleName[] {
-  const names = spec.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (names.includes('all')) return [...ROLE_NAMES];
   for (const n of names) {
     if (!(ROLE_NAMES as readonly string[]).includes(n)) throw new Error(`unknown role "${n}"; roles: ${ROLE_NAMES.join(', ')}, all`);

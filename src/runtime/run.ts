@@ -78,7 +78,9 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
     process.exit(1);
   }
-  const lines = [`worker-platform started (roles: ${roles.join(', ')}; instance ${platform.ctx.instanceId}${platform.embedded === 'attached' ? '; attached to the embedded services of a running platform process' : ''})`];
+  const lines = [
+    `worker-platform started (roles: ${roles.join(', ')}; instance ${platform.ctx.instanceId}${platform.embedded === 'attached' ? '; attached to the embedded services of a running platform process' : ''})`,
+  ];
   if (platform.apiUrl) {
     const u = platform.apiUrl;
     const password = config.auth.adminPassword === EXAMPLE_ADMIN_PASSWORD ? EXAMPLE_ADMIN_PASSWORD : '<the value of ADMIN_PASSWORD>';

@@ -182,7 +182,10 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
           else {
             inTime = await settlesWithin(work, stopOptions.deadlineMs);
             if (!inTime) {
-              logger.error({ unfinished: [...pending], deadlineMs: stopOptions.deadlineMs }, 'shutdown deadline passed; stopping the services and exiting with these steps unfinished (their active jobs are retried as stalled)');
+              logger.error(
+                { unfinished: [...pending], deadlineMs: stopOptions.deadlineMs },
+                'shutdown deadline passed; stopping the services and exiting with these steps unfinished (their active jobs are retried as stalled)',
+              );
             }
           }
           await provided.stop();

@@ -98,7 +98,10 @@ function serverUser(): RunAs | undefined {
     .split('\n')
     .map((l) => l.split(':'))
     .find((f) => f[0] === 'postgres');
-  if (!entry) throw new Error('running as root, but there is no "postgres" user to run PostgreSQL as (PostgreSQL refuses root): install the postgresql package, or run as a normal user');
+  if (!entry)
+    throw new Error(
+      'running as root, but there is no "postgres" user to run PostgreSQL as (PostgreSQL refuses root): install the postgresql package, or run as a normal user',
+    );
   return { uid: Number(entry[2]), gid: Number(entry[3]) };
 }
 
@@ -118,7 +121,10 @@ function clusterDir(dir: string, user: RunAs | undefined, onRelocated?: (realDir
     mkdirSync(dir, { recursive: true });
     return dir;
   }
-  const id = createHash('sha256').update(realpathSync(path.dirname(dir))).digest('hex').slice(0, 16);
+  const id = createHash('sha256')
+    .update(realpathSync(path.dirname(dir)))
+    .digest('hex')
+    .slice(0, 16);
   const real = path.join('/var/lib/worker-platform', `postgres-${id}`);
   mkdirSync(real, { recursive: true });
   chmodSync('/var/lib/worker-platform', 0o755);

@@ -139,7 +139,11 @@ export async function provideServices(
         database: EMBEDDED_DATABASE,
         detached: true,
         ...(port ? { port } : {}),
-        onRelocated: (real) => logger?.info({ dir, cluster: real }, 'the postgres user cannot reach DATA_DIR: the cluster is kept in a directory it can reach, linked from DATA_DIR'),
+        onRelocated: (real) =>
+          logger?.info(
+            { dir, cluster: real },
+            'the postgres user cannot reach DATA_DIR: the cluster is kept in a directory it can reach, linked from DATA_DIR',
+          ),
       });
       stops.push({ name: 'postgres', stop: server.stop, signal: server.signalStop });
       state.postgres = { port: server.port, password, database: EMBEDDED_DATABASE, url: server.url };
@@ -171,13 +175,19 @@ async function attach(
     const state: ServicesState = readServicesState(dataDir);
     if (state.owner?.pid === owner) {
       const runs = state.owner.runs ?? [];
-      if (need.needRedis && (!state.redis || !runs.includes('redis'))) throw new Error(`the platform process ${owner} that owns ${dataDir} runs no embedded Redis (it uses REDIS_URL or REDIS_CLUSTER_NODES): set the same here`);
-      if (need.needDb && (!state.postgres || !runs.includes('postgres'))) throw new Error(`the platform process ${owner} that owns ${dataDir} runs no embedded PostgreSQL (it uses DATABASE_URL): set the same here`);
+      if (need.needRedis && (!state.redis || !runs.includes('redis')))
+        throw new Error(
+          `the platform process ${owner} that owns ${dataDir} runs no embedded Redis (it uses REDIS_URL or REDIS_CLUSTER_NODES): set the same here`,
+        );
+      if (need.needDb && (!state.postgres || !runs.includes('postgres')))
+        throw new Error(`the platform process ${owner} that owns ${dataDir} runs no embedded PostgreSQL (it uses DATABASE_URL): set the same here`);
       const up =
-        (!need.needRedis || (await pingRedis(state.redis!.port, state.redis!.password))) &&
-        (!need.needDb || (await postgresAnswers(state.postgres!.url)));
+        (!need.needRedis || (await pingRedis(state.redis!.port, state.redis!.password))) && (!need.needDb || (await postgresAnswers(state.postgres!.url)));
       if (up) {
-        logger?.info({ owner, redisPort: need.needRedis ? state.redis!.port : undefined, postgresPort: need.needDb ? state.postgres!.port : undefined }, 'attached to the embedded services of a running platform process');
+        logger?.info(
+          { owner, redisPort: need.needRedis ? state.redis!.port : undefined, postgresPort: need.needDb ? state.postgres!.port : undefined },
+          'attached to the embedded services of a running platform process',
+        );
         return {
           redis: need.needRedis ? { kind: 'single', url: state.redis!.url } : configured.redis,
           database: need.needDb ? { url: state.postgres!.url, poolSize: config.database.poolSize } : configured.database,
@@ -187,7 +197,8 @@ async function attach(
         };
       }
     }
-    if (Date.now() > deadline) throw new Error(`the platform process ${owner} owns ${dataDir} but its services did not answer within ${ATTACH_TIMEOUT_MS / 1000} s`);
+    if (Date.now() > deadline)
+      throw new Error(`the platform process ${owner} owns ${dataDir} but its services did not answer within ${ATTACH_TIMEOUT_MS / 1000} s`);
     if (!waitingLogged) logger?.info({ owner }, 'waiting for the embedded services of the platform process that owns DATA_DIR');
     waitingLogged = true;
     await sleep(200);

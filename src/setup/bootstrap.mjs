@@ -46,7 +46,9 @@ function ensureSystemPackages(needs) {
   if (!missing.length) return;
   const names = missing.map((n) => n.pkg);
   if (process.env.INSTALL_MISSING === 'false' || !isDebianRoot()) {
-    log(`missing: ${names.join(', ')}. Install them (Debian/Ubuntu: sudo apt-get install -y ${names.join(' ')}; elsewhere the packages that provide ${names.map((n) => ({ 'redis-server': 'redis-server', postgresql: 'initdb and postgres', chromium: 'a Chromium browser' })[n] ?? n).join(', ')}), or run \`docker compose up -d redis postgres\` and set REDIS_URL/DATABASE_URL.`);
+    log(
+      `missing: ${names.join(', ')}. Install them (Debian/Ubuntu: sudo apt-get install -y ${names.join(' ')}; elsewhere the packages that provide ${names.map((n) => ({ 'redis-server': 'redis-server', postgresql: 'initdb and postgres', chromium: 'a Chromium browser' })[n] ?? n).join(', ')}), or run \`docker compose up -d redis postgres\` and set REDIS_URL/DATABASE_URL.`,
+    );
     process.exit(1);
   }
   log(`installing ${names.join(', ')} with apt-get (once)`);
@@ -92,10 +94,9 @@ function setup(forTests) {
   checkNode();
   loadDotEnv();
   const chromium = process.env.PUPPETEER_EXECUTABLE_PATH || '/usr/bin/chromium';
-  const needs = [
-    { pkg: 'chromium', present: () => existsSync(chromium) || has('chromium') },
-  ];
-  if (forTests || (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES)) needs.push({ pkg: 'redis-server', present: () => has(process.env.REDIS_SERVER_BIN || 'redis-server') });
+  const needs = [{ pkg: 'chromium', present: () => existsSync(chromium) || has('chromium') }];
+  if (forTests || (!process.env.REDIS_URL && !process.env.REDIS_CLUSTER_NODES))
+    needs.push({ pkg: 'redis-server', present: () => has(process.env.REDIS_SERVER_BIN || 'redis-server') });
   if (forTests || !process.env.DATABASE_URL) needs.push({ pkg: 'postgresql', present: postgresInstalled });
   // promtool checks and unit-tests the Prometheus alert rules (dashboards/prometheus).
   if (forTests) needs.push({ pkg: 'prometheus', present: () => has('promtool') });

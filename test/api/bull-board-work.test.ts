@@ -13,7 +13,15 @@ import { TEST_ADMIN } from '../support/env.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
 const TASKS = ['crawl-reconcile', 'feeds-reconcile', 'instance-registry-trim', 'processed-results-trim', 'shared-config-publish'];
 
 describe('Bull Board: crawl flows, job logs and progress, maintenance schedulers', () => {
@@ -25,9 +33,11 @@ describe('Bull Board: crawl flows, job logs and progress, maintenance schedulers
   const text = () => page.evaluate(() => document.body.innerText);
   const waitForText = (fragments: string[], timeout = 20_000) =>
     // Case-insensitive: the board's headers are upper-cased by its CSS, which innerText reflects.
-    page.waitForFunction((f: string[]) => f.every((x) => document.body.innerText.toLowerCase().includes(x.toLowerCase())), { timeout }, fragments).catch(async (err) => {
-      throw new Error(`${(err as Error).message}; page text:\n${(await text()).slice(0, 3000)}`);
-    });
+    page
+      .waitForFunction((f: string[]) => f.every((x) => document.body.innerText.toLowerCase().includes(x.toLowerCase())), { timeout }, fragments)
+      .catch(async (err) => {
+        throw new Error(`${(err as Error).message}; page text:\n${(await text()).slice(0, 3000)}`);
+      });
 
   beforeAll(async () => {
     t = await startTestPlatform({
@@ -52,7 +62,11 @@ describe('Bull Board: crawl flows, job logs and progress, maintenance schedulers
 
     const ip = (await t.api.post('/api/ips', { name: 'Board', keyword: 'board-flow' })).body;
     taskId = ip.currentCrawl.taskId;
-    await waitFor(async () => (await t.api.get(`/api/tasks/result-${taskId}`)).body.state === 'completed', { timeoutMs: 120_000, intervalMs: 500, message: 'the crawl was not processed' });
+    await waitFor(async () => (await t.api.get(`/api/tasks/result-${taskId}`)).body.state === 'completed', {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+      message: 'the crawl was not processed',
+    });
   }, 240_000);
   afterAll(async () => {
     await browser?.close();
@@ -77,7 +91,7 @@ describe('Bull Board: crawl flows, job logs and progress, maintenance schedulers
     expect(child).toBe(`crawl, completed, queue crawl, id ${taskId}`);
   });
 
-  it('shows the crawl job\'s log lines and its progress', async () => {
+  it("shows the crawl job's log lines and its progress", async () => {
     await page.goto(`${t.api.baseUrl}/admin/queues/queue/crawl/${taskId}`);
     await waitForText(['Logs']);
     await clickTab(page, 'Logs');
@@ -89,10 +103,13 @@ describe('Bull Board: crawl flows, job logs and progress, maintenance schedulers
   it('lists the scheduled maintenance tasks with their last runs', async () => {
     // Every task has run (at least once) before the board is opened.
     const queue = t.platform.ctx.queues.queue('maintenance');
-    await waitFor(async () => {
-      const done = new Set((await queue.getJobs(['completed'], 0, -1)).map((j) => j?.name));
-      return TASKS.every((name) => done.has(name));
-    }, { timeoutMs: 30_000, message: 'not every task ran' });
+    await waitFor(
+      async () => {
+        const done = new Set((await queue.getJobs(['completed'], 0, -1)).map((j) => j?.name));
+        return TASKS.every((name) => done.has(name));
+      },
+      { timeoutMs: 30_000, message: 'not every task ran' },
+    );
     await page.goto(`${t.api.baseUrl}/admin/queues/job-schedulers`);
     await waitForText(['Schedulers', 'Last run', ...TASKS]);
     const rows = await page.evaluate((tasks: string[]) => {

@@ -10,7 +10,15 @@ import { TEST_ADMIN } from '../support/env.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
 
 describe('Bull Board behind login', () => {
   let t: TestPlatform;
@@ -59,7 +67,10 @@ describe('Bull Board behind login', () => {
     await page.type('#password', TEST_ADMIN.password);
     await Promise.all([page.waitForNavigation(), page.click('#sign-in')]);
     expect(new URL(page.url()).pathname).toBe('/admin/queues');
-    await page.waitForFunction(() => ['feed-refresh', 'crawl-result', 'pool-refill', 'message-persist', 'maintenance'].every((q) => document.body.innerText.includes(q)), { timeout: 20_000 });
+    await page.waitForFunction(
+      () => ['feed-refresh', 'crawl-result', 'pool-refill', 'message-persist', 'maintenance'].every((q) => document.body.innerText.includes(q)),
+      { timeout: 20_000 },
+    );
 
     await page.goto(`${t.api.baseUrl}/admin/queues/queue/maintenance?status=failed`);
     await page.waitForFunction(() => document.body.innerText.includes('board test failure from-board'), { timeout: 20_000 });

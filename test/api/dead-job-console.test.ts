@@ -53,7 +53,10 @@ describe('dead-job console and queue controls', () => {
   async function failPool(groupId: number): Promise<string> {
     const res = await t.api.post('/api/queues/pool-consumed/jobs', { data: { type: 'titles', groupId } });
     expect(res.status).toBe(201);
-    await waitFor(async () => (await t.api.get(`/api/tasks/${res.body.id}`)).body.state === 'failed', { timeoutMs: 20_000, message: `group ${groupId} to fail` });
+    await waitFor(async () => (await t.api.get(`/api/tasks/${res.body.id}`)).body.state === 'failed', {
+      timeoutMs: 20_000,
+      message: `group ${groupId} to fail`,
+    });
     return res.body.id;
   }
 
@@ -108,7 +111,10 @@ describe('dead-job console and queue controls', () => {
     expect(retried.status).toBe(200);
     expect(retried.body).toMatchObject({ id, queue: 'maintenance', attemptsMade: 0, attempts: 2 });
     expect(retried.body.stacktrace).toBeUndefined();
-    await waitFor(async () => (await t.api.get(`/api/tasks/${id}`)).body.state === 'failed' && runs.get(task) === 4, { timeoutMs: 20_000, message: 'two more attempts' });
+    await waitFor(async () => (await t.api.get(`/api/tasks/${id}`)).body.state === 'failed' && runs.get(task) === 4, {
+      timeoutMs: 20_000,
+      message: 'two more attempts',
+    });
     expect((await t.api.get(`/api/tasks/${id}`)).body.attemptsMade).toBe(2);
   });
 
@@ -119,7 +125,10 @@ describe('dead-job console and queue controls', () => {
     await waitFor(async () => (await t.api.get('/api/dead-jobs?queue=maintenance&q=vacuum')).body.total === 0, { timeoutMs: 20_000 });
     expect(runs.get('vacuum-1')).toBe(3);
     // The others stay dead.
-    expect((await t.api.get('/api/dead-jobs?queue=maintenance')).body.jobs.map((j: { data: { task: string } }) => j.data.task).sort()).toEqual(['reindex-1', 'replay-me']);
+    expect((await t.api.get('/api/dead-jobs?queue=maintenance')).body.jobs.map((j: { data: { task: string } }) => j.data.task).sort()).toEqual([
+      'reindex-1',
+      'replay-me',
+    ]);
   });
 
   it('pauses and resumes a queue', async () => {

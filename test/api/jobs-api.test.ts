@@ -47,7 +47,13 @@ describe('jobs and dead jobs API', () => {
     const dead = await t.api.get('/api/dead-jobs');
     expect(dead.status).toBe(200);
     const entry = dead.body.jobs.find((j: { id: string }) => j.id === id);
-    expect(entry).toMatchObject({ queue: 'maintenance', attemptsMade: 3, attempts: 3, failedReason: 'cannot do fail-once-more', data: { task: 'fail-once-more' } });
+    expect(entry).toMatchObject({
+      queue: 'maintenance',
+      attemptsMade: 3,
+      attempts: 3,
+      failedReason: 'cannot do fail-once-more',
+      data: { task: 'fail-once-more' },
+    });
     // Compact in the console; the stack trace is in the single-job view.
     expect(entry.stacktrace).toBeUndefined();
     expect((await t.api.get(`/api/queues/maintenance/jobs/${id}`)).body.stacktrace[0]).toContain('cannot do fail-once-more');
@@ -115,7 +121,9 @@ describe('jobs and dead jobs API', () => {
     const res = await t.api.get('/api/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
-    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/api/auth/login', '/api/queues/{name}/jobs/{id}/retry', '/api/dead-jobs', '/api/tasks/{task_id}']));
+    expect(Object.keys(res.body.paths)).toEqual(
+      expect.arrayContaining(['/api/auth/login', '/api/queues/{name}/jobs/{id}/retry', '/api/dead-jobs', '/api/tasks/{task_id}']),
+    );
     const login = res.body.paths['/api/auth/login'].post;
     expect(login.security).toEqual([]);
     expect(login.requestBody.content['application/json'].schema.required).toEqual(['username', 'password']);
@@ -134,8 +142,13 @@ describe('jobs and dead jobs API', () => {
     expect(res.body).toMatch(/wp_http_requests_total\{method="GET",route="\/api\/queues",status="200"\} \d+/);
   });
 
-  it('gives every answer a request id (the caller\'s when it is sane), and answers 405 with Allow for a known path and another method', async () => {
-    const answers = [await t.api.get('/api/queues'), await t.api.get('/healthz'), await t.api.get('/api/no-such-route'), await t.api.request('PUT', '/api/queues')];
+  it("gives every answer a request id (the caller's when it is sane), and answers 405 with Allow for a known path and another method", async () => {
+    const answers = [
+      await t.api.get('/api/queues'),
+      await t.api.get('/healthz'),
+      await t.api.get('/api/no-such-route'),
+      await t.api.request('PUT', '/api/queues'),
+    ];
     expect(answers.map((r) => r.status)).toEqual([200, 200, 404, 405]);
     const ids = answers.map((r) => r.headers.get('x-request-id'));
     for (const id of ids) expect(id).toMatch(/^[\w.-]{1,128}$/);

@@ -35,7 +35,10 @@ describe('logout blacklist on the pool and message routes', () => {
   async function state() {
     const { redis, keys, db } = t.platform.ctx;
     const buffers = await Promise.all(Array.from({ length: t.platform.ctx.config.messages.persistShards }, (_, s) => redis.llen(keys.messagePersistBuffer(s))));
-    const rows = await db.pool.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM titles WHERE group_id = $1 GROUP BY status ORDER BY status', [GROUP]);
+    const rows = await db.pool.query<{ status: string; n: string }>(
+      'SELECT status, count(*) AS n FROM titles WHERE group_id = $1 GROUP BY status ORDER BY status',
+      [GROUP],
+    );
     const stored = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM chat_messages WHERE session_id = $1', [SESSION]);
     return {
       pool: await redis.lrange(keys.pool('titles', GROUP), 0, -1),
@@ -92,7 +95,10 @@ describe('logout blacklist on the pool and message routes', () => {
         expect(res.status).toBe(503);
         expect(res.body.error.code).toBe('redis_unavailable');
       }
-      const rows = await t.platform.ctx.db.pool.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM titles WHERE group_id = $1 GROUP BY status ORDER BY status', [GROUP]);
+      const rows = await t.platform.ctx.db.pool.query<{ status: string; n: string }>(
+        'SELECT status, count(*) AS n FROM titles WHERE group_id = $1 GROUP BY status ORDER BY status',
+        [GROUP],
+      );
       expect(rows.rows).toEqual(rowsBefore);
       const stored = await t.platform.ctx.db.pool.query<{ n: string }>('SELECT count(*) AS n FROM chat_messages WHERE session_id = $1', [SESSION]);
       expect(Number(stored.rows[0]!.n)).toBe(storedBefore);

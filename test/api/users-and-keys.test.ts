@@ -19,7 +19,9 @@ describe('users and API keys', () => {
     t = await startTestPlatform({ roles: ['api'] });
     ann = await createUser(t, 'ann');
     annId = (await t.api.get('/api/users')).body.users.find((u: { username: string }) => u.username === 'ann').id;
-    expect((await t.api.post('/api/pools/titles/9/items', { items: Array.from({ length: 10 }, (_, i) => ({ text: `row ${i}`, batchId: 1 })) })).status).toBe(201);
+    expect((await t.api.post('/api/pools/titles/9/items', { items: Array.from({ length: 10 }, (_, i) => ({ text: `row ${i}`, batchId: 1 })) })).status).toBe(
+      201,
+    );
   });
   afterAll(() => t?.stop());
 
@@ -28,7 +30,10 @@ describe('users and API keys', () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ username: 'bob', role: 'user', disabled: false });
     expect(JSON.stringify(created.body)).not.toMatch(/password|\$2[aby]\$/);
-    expect((await t.api.post('/api/users', { username: 'bob', password: 'another-one' })).body.error).toMatchObject({ code: 'username_taken', field: 'username' });
+    expect((await t.api.post('/api/users', { username: 'bob', password: 'another-one' })).body.error).toMatchObject({
+      code: 'username_taken',
+      field: 'username',
+    });
     const listed = await t.api.get('/api/users');
     expect(listed.body.users.map((u: { username: string }) => u.username)).toEqual(expect.arrayContaining(['admin', 'ann', 'bob']));
     expect(JSON.stringify(listed.body)).not.toMatch(/\$2[aby]\$/);
@@ -49,7 +54,7 @@ describe('users and API keys', () => {
   });
 
   it('shows a key once, stores its hash only, and lets it act as its user with its role on every kind of route', async () => {
-    const created = await t.api.post('/api/api-keys', { name: 'ann\'s reader', userId: annId });
+    const created = await t.api.post('/api/api-keys', { name: "ann's reader", userId: annId });
     expect(created.status).toBe(201);
     const { key, id } = created.body as { key: string; id: number };
     expect(key).toMatch(/^wpk_\d+_[A-Za-z0-9_-]{43}$/);
@@ -92,7 +97,9 @@ describe('users and API keys', () => {
     expect((await t.api.withToken(two).post('/api/pools/titles/9/pop')).status).toBe(200);
     expect((await t.api.patch(`/api/users/${annId}`, { disabled: true })).status).toBe(200);
     expect((await t.api.withToken(two).post('/api/sessions/ann-program/messages', { role: 'user', content: 'x' })).status).toBe(401);
-    expect((await t.api.get('/api/api-keys')).body.keys.filter((k: { userId: number; revokedAt: string | null }) => k.userId === annId && !k.revokedAt)).toEqual([]);
+    expect(
+      (await t.api.get('/api/api-keys')).body.keys.filter((k: { userId: number; revokedAt: string | null }) => k.userId === annId && !k.revokedAt),
+    ).toEqual([]);
     expect((await t.api.delete('/api/api-keys/999999')).status).toBe(404);
   });
 });

@@ -89,7 +89,11 @@ describe('platform on a 3-master Redis Cluster', () => {
       const res = await t.api.get(`/api/tasks/${taskId}`);
       return res.status === 200 ? res.body : undefined;
     };
-    await waitFor(async () => ['completed', 'failed'].includes((await read())?.state), { timeoutMs, intervalMs: 200, message: `task ${taskId} did not finish` });
+    await waitFor(async () => ['completed', 'failed'].includes((await read())?.state), {
+      timeoutMs,
+      intervalMs: 200,
+      message: `task ${taskId} did not finish`,
+    });
     // The view reads the job, then its state: a job finishing in between shows the final state
     // with the job as it was just before. Finished, it no longer changes: read it again.
     return read();
@@ -189,11 +193,14 @@ describe('platform on a 3-master Redis Cluster', () => {
       }
       // A new session's list is complete only once a read filled it from the DB (merge script).
       const expected = [0, 1, 2, 3, 4].map((i) => `${session} ${i}`);
-      const read = await waitFor(async () => {
-        const res = await t.api.get(`/api/sessions/${session}/messages`);
-        expect(res.body.messages.map((m: { content: string }) => m.content)).toEqual(expected);
-        return res.body.source === 'cache';
-      }, { message: `session ${session} never answered from the cache` });
+      const read = await waitFor(
+        async () => {
+          const res = await t.api.get(`/api/sessions/${session}/messages`);
+          expect(res.body.messages.map((m: { content: string }) => m.content)).toEqual(expected);
+          return res.body.source === 'cache';
+        },
+        { message: `session ${session} never answered from the cache` },
+      );
       expect(read).toBe(true);
     }
     await waitFor(async () => (await sql(`SELECT count(*)::int AS n FROM chat_messages WHERE session_id = ANY($1)`, [sessions]))[0].n === 15, {
@@ -204,11 +211,21 @@ describe('platform on a 3-master Redis Cluster', () => {
   it('runs every maintenance task of the leader on its job scheduler (maintenance)', async () => {
     const queue = ctx().queues.queue('maintenance');
     const tasks = (await queue.getJobSchedulers(0, -1)).map((s) => s.key).sort();
-    expect(tasks).toEqual(['crawl-reconcile', 'feeds-reconcile', 'feeds-trim-articles', 'instance-registry-trim', 'processed-results-trim', 'shared-config-publish']);
-    await waitFor(async () => {
-      const done = new Set((await queue.getJobs(['completed'], 0, -1)).map((j) => j?.name));
-      return tasks.every((task) => done.has(task));
-    }, { timeoutMs: 30_000, message: 'not every maintenance task ran' });
+    expect(tasks).toEqual([
+      'crawl-reconcile',
+      'feeds-reconcile',
+      'feeds-trim-articles',
+      'instance-registry-trim',
+      'processed-results-trim',
+      'shared-config-publish',
+    ]);
+    await waitFor(
+      async () => {
+        const done = new Set((await queue.getJobs(['completed'], 0, -1)).map((j) => j?.name));
+        return tasks.every((task) => done.has(task));
+      },
+      { timeoutMs: 30_000, message: 'not every maintenance task ran' },
+    );
   });
 
   it('runs the item state machine in batches of 500 on IPs whose item hashes live on each master', async () => {
@@ -221,10 +238,19 @@ describe('platform on a 3-master Redis Cluster', () => {
     const ips = [...byMaster.values()];
     for (const id of ips) {
       // Crawled before (so the first result here is counted, not a baseline).
-      await sql(`INSERT INTO ips (id, name, keyword, active, last_crawled_at, updated_at) VALUES ($1, $2, $3, false, now() - interval '2 minutes', now())`, [id, `Batch ${id}`, `batch-${id}`]);
+      await sql(`INSERT INTO ips (id, name, keyword, active, last_crawled_at, updated_at) VALUES ($1, $2, $3, false, now() - interval '2 minutes', now())`, [
+        id,
+        `Batch ${id}`,
+        `batch-${id}`,
+      ]);
     }
     const item = (n: number, status: CrawledItem['status'] = 'on_sale', price = 1000): CrawledItem => ({
-      sourceId: `s-${n}`, title: `item ${n}`, price, imageUrl: null, itemUrl: `http://127.0.0.1/item/${n}`, status,
+      sourceId: `s-${n}`,
+      title: `item ${n}`,
+      price,
+      imageUrl: null,
+      itemUrl: `http://127.0.0.1/item/${n}`,
+      status,
     });
     const deliver = async (ipId: number, taskId: string, items: CrawledItem[], crawledAt: Date) => {
       const payload = { ipId, taskId, items, totalFound: items.length, pagesCrawled: 3, crawledAt: crawledAt.toISOString(), errors: [] };
@@ -236,7 +262,16 @@ describe('platform on a 3-master Redis Cluster', () => {
     const first = new Date(Date.now() - 60_000);
     const second = new Date(Date.now() - 30_000);
 
-    const firstResults = await Promise.all(ips.map((id) => deliver(id, `batch-${id}-1`, Array.from({ length: 1200 }, (_, n) => item(n)), first)));
+    const firstResults = await Promise.all(
+      ips.map((id) =>
+        deliver(
+          id,
+          `batch-${id}-1`,
+          Array.from({ length: 1200 }, (_, n) => item(n)),
+          first,
+        ),
+      ),
+    );
     for (const r of firstResults) {
       expect(r).toMatchObject({ status: 'processed', items: 1200, inflow: 1200, outflow: 0 });
       expect(r.transitions).toMatchObject({ new_listing: 1200, unchanged: 0 });
@@ -251,9 +286,17 @@ describe('platform on a 3-master Redis Cluster', () => {
     for (const id of ips) {
       expect((await t.api.get(`/api/ips/${id}/items?status=on_sale&limit=1`)).body.total).toBe(700);
       expect((await t.api.get(`/api/ips/${id}/items?status=sold&limit=1`)).body.total).toBe(600);
-      for (const [n, status, price] of [[0, 'sold', 1000], [650, 'on_sale', 1500], [1199, 'on_sale', 1000], [1250, 'on_sale', 1000]] as const) {
+      for (const [n, status, price] of [
+        [0, 'sold', 1000],
+        [650, 'on_sale', 1500],
+        [1199, 'on_sale', 1000],
+        [1250, 'on_sale', 1000],
+      ] as const) {
         expect(await probe.hgetall(ctx().keys.itemState(id, `s-${n}`))).toMatchObject({
-          status, price: String(price), first_seen: String(n < 1200 ? first.getTime() : second.getTime()), last_seen: String(second.getTime()),
+          status,
+          price: String(price),
+          first_seen: String(n < 1200 ? first.getTime() : second.getTime()),
+          last_seen: String(second.getTime()),
         });
       }
     }
@@ -279,7 +322,14 @@ describe('platform on a 3-master Redis Cluster', () => {
     const connections = new RedisConnections(c.connections.target, { connectTimeoutMs: 2000, commandTimeoutMs: 1000 }, silentLogger());
     const started: string[] = [];
     const managers = ['lease-a', 'lease-b'].map((id) => {
-      const m = new LeaseManager({ redis: connections.create('command', id), keys: c.keys, instanceId: id, ttlMs: 2000, logger: silentLogger(), metrics: new Metrics({ defaultMetrics: false }) });
+      const m = new LeaseManager({
+        redis: connections.create('command', id),
+        keys: c.keys,
+        instanceId: id,
+        ttlMs: 2000,
+        logger: silentLogger(),
+        metrics: new Metrics({ defaultMetrics: false }),
+      });
       m.whileLeader('cluster-mode-contest', async (term) => {
         started.push(`${id}#${term.token}`);
         return async () => undefined;
@@ -345,10 +395,13 @@ describe('platform on a 3-master Redis Cluster', () => {
 
     // Messages: every one in the cache in order and written behind to the DB.
     const expected = Array.from({ length: sent }, (_, i) => `moving ${i}`);
-    await waitFor(async () => {
-      const res = await t.api.get(`/api/sessions/${session}/messages?limit=500`);
-      return res.body.source === 'cache' && JSON.stringify(res.body.messages.map((m: { content: string }) => m.content)) === JSON.stringify(expected);
-    }, { message: 'the moved session did not answer every message from the cache' });
+    await waitFor(
+      async () => {
+        const res = await t.api.get(`/api/sessions/${session}/messages?limit=500`);
+        return res.body.source === 'cache' && JSON.stringify(res.body.messages.map((m: { content: string }) => m.content)) === JSON.stringify(expected);
+      },
+      { message: 'the moved session did not answer every message from the cache' },
+    );
     await waitFor(async () => (await sql(`SELECT count(*)::int AS n FROM chat_messages WHERE session_id = $1`, [session]))[0].n === sent, {
       message: 'messages posted around the move were not persisted',
     });
@@ -399,9 +452,15 @@ describe('platform on a 3-master Redis Cluster', () => {
       expect(await queue.getFailedCount(), def.name).toBe(0);
       const jobs = await queue.getJobs(['completed', 'failed', 'delayed', 'waiting', 'active'], 0, -1);
       const traces = jobs.filter(Boolean).flatMap((j) => [...(j.stacktrace ?? []), j.failedReason ?? '']);
-      expect(traces.filter((s) => CLUSTER_ERROR.test(s)), def.name).toEqual([]);
+      expect(
+        traces.filter((s) => CLUSTER_ERROR.test(s)),
+        def.name,
+      ).toEqual([]);
     }
-    expect(failed.map((v) => v.labels), t.notable.join('\n').slice(0, 4000)).toEqual([]);
+    expect(
+      failed.map((v) => v.labels),
+      t.notable.join('\n').slice(0, 4000),
+    ).toEqual([]);
     // The job views read every queue on the cluster: the API, Bull Board (with its Redis stats), metrics.
     const names = queueList.map((q) => q.name);
     for (const path of ['/api/queues', '/api/dead-jobs', '/admin/queues/api/queues', '/admin/queues/api/redis/stats', '/metrics']) {
@@ -409,7 +468,10 @@ describe('platform on a 3-master Redis Cluster', () => {
       expect(res.status, path).toBe(200);
       if (path !== '/api/dead-jobs' && path !== '/admin/queues/api/redis/stats') {
         const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
-        expect(names.filter((n) => !text.includes(n)), path).toEqual([]);
+        expect(
+          names.filter((n) => !text.includes(n)),
+          path,
+        ).toEqual([]);
       }
     }
     expect(t.notable.filter((line) => CLUSTER_ERROR.test(line))).toEqual([]);

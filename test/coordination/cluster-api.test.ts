@@ -39,11 +39,19 @@ describe('cluster API on one process', () => {
   });
 
   it('shows this instance as the leader and lists it with its roles', async () => {
-    const status = await waitFor(async () => {
-      const res = await t.api.get('/api/cluster');
-      // The process loads the version it published right after publishing it (and before the next sample).
-      return res.body.leader === 'solo-1' && res.body.configVersion >= 1 && res.body.self.config?.version === res.body.configVersion && res.body.instances.length === 1 ? res.body : undefined;
-    }, { timeoutMs: 15_000, message: 'no leader / config / registry entry' });
+    const status = await waitFor(
+      async () => {
+        const res = await t.api.get('/api/cluster');
+        // The process loads the version it published right after publishing it (and before the next sample).
+        return res.body.leader === 'solo-1' &&
+          res.body.configVersion >= 1 &&
+          res.body.self.config?.version === res.body.configVersion &&
+          res.body.instances.length === 1
+          ? res.body
+          : undefined;
+      },
+      { timeoutMs: 15_000, message: 'no leader / config / registry entry' },
+    );
     expect(status.redis).toBe('ok');
     expect(status.instances[0]).toMatchObject({ id: 'solo-1', roles: ['cluster', 'api'], queues: [], works: ['cluster'] });
     expect(Date.now() - Date.parse(status.instances[0].lastSeen)).toBeLessThan(10_000);
@@ -59,14 +67,27 @@ describe('cluster API on one process', () => {
 
     // One transaction, so that the leader's next round sees all of it.
     await prisma.$transaction([
-      prisma.poolTitle.createMany({ data: [{ groupId: 5, batchId: 1, text: 'a' }, { groupId: 2, batchId: 1, text: 'b', status: 'reserved' }] }),
-      prisma.poolContent.createMany({ data: [{ groupId: 8, batchId: 1, text: 'used', status: 'consumed' }, { groupId: 9, batchId: 1, text: 'c' }] }),
+      prisma.poolTitle.createMany({
+        data: [
+          { groupId: 5, batchId: 1, text: 'a' },
+          { groupId: 2, batchId: 1, text: 'b', status: 'reserved' },
+        ],
+      }),
+      prisma.poolContent.createMany({
+        data: [
+          { groupId: 8, batchId: 1, text: 'used', status: 'consumed' },
+          { groupId: 9, batchId: 1, text: 'c' },
+        ],
+      }),
     ]);
 
-    const after = await waitFor(async () => {
-      const res = await t.api.get('/api/cluster/config');
-      return res.body.version > before.version ? res.body : undefined;
-    }, { timeoutMs: 10_000, message: 'no new version' });
+    const after = await waitFor(
+      async () => {
+        const res = await t.api.get('/api/cluster/config');
+        return res.body.version > before.version ? res.body : undefined;
+      },
+      { timeoutMs: 10_000, message: 'no new version' },
+    );
     expect(after.source).toBe('shared');
     expect(after.content).toEqual({ poolGroups: { titles: [2, 5], contents: [9] } });
     // Published in Redis as the reference does: JSON with the version, TTL about an hour.

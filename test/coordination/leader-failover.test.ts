@@ -61,18 +61,18 @@ describe('leader lease across three processes', () => {
 
   /** Who holds the lease in Redis, and which processes claim to lead (their own view). */
   const sample = async (among: Node[]) => {
-    const [value, views] = await Promise.all([
-      probe.get(keys.lease('cluster')),
-      Promise.all(among.map((n) => getWithin(n.api, '/api/cluster', 1000))),
-    ]);
+    const [value, views] = await Promise.all([probe.get(keys.lease('cluster')), Promise.all(among.map((n) => getWithin(n.api, '/api/cluster', 1000)))]);
     const claimants = among.filter((_, i) => views[i]?.self.leads.some((l: { work: string }) => l.work === 'cluster')).map((n) => n.id);
     return { holder: value?.split('#')[0] ?? null, claimants, answered: views.filter(Boolean).length };
   };
   const leaderNode = async (among: Node[]) => {
-    const s = await waitFor(async () => {
-      const x = await sample(among);
-      return x.claimants.length === 1 && x.holder === x.claimants[0] ? x : undefined;
-    }, { timeoutMs: 15_000, message: 'no single leader' });
+    const s = await waitFor(
+      async () => {
+        const x = await sample(among);
+        return x.claimants.length === 1 && x.holder === x.claimants[0] ? x : undefined;
+      },
+      { timeoutMs: 15_000, message: 'no single leader' },
+    );
     return nodes.find((n) => n.id === s.holder)!;
   };
 
@@ -94,10 +94,13 @@ describe('leader lease across three processes', () => {
   });
 
   it('lists the three instances with their roles', async () => {
-    const status = await waitFor(async () => {
-      const s = await getWithin(nodes[0]!.api, '/api/cluster', 2000);
-      return s?.instances.length === 3 ? s : undefined;
-    }, { timeoutMs: 15_000, message: 'three instances not listed' });
+    const status = await waitFor(
+      async () => {
+        const s = await getWithin(nodes[0]!.api, '/api/cluster', 2000);
+        return s?.instances.length === 3 ? s : undefined;
+      },
+      { timeoutMs: 15_000, message: 'three instances not listed' },
+    );
     expect(status.instances.map((i: { id: string }) => i.id)).toEqual(['node-1', 'node-2', 'node-3']);
     for (const i of status.instances) {
       expect(i).toMatchObject({ roles: ['cluster', 'api'], queues: [], works: ['cluster'] });
@@ -144,14 +147,24 @@ describe('leader lease across three processes', () => {
     const successor = await leaderNode(others);
     console.log(`SIGSTOP: ${successor.id} took over after ${Date.now() - stoppedAt} ms`);
     // The successor's probe is acting under a newer token.
-    await waitFor(async () => probeTerms(await probe.lrange(PROBE_KEY, 0, -1)).at(-1)!.instance === successor.id, { timeoutMs: 5000, message: 'successor probe silent' });
+    await waitFor(async () => probeTerms(await probe.lrange(PROBE_KEY, 0, -1)).at(-1)!.instance === successor.id, {
+      timeoutMs: 5000,
+      message: 'successor probe silent',
+    });
     await sleep(1000);
 
     const logBefore = paused.proc.output().length;
     paused.proc.signal('SIGCONT');
     // The paused process notices at once that its term is over and stops its singleton work.
-    await waitFor(() => paused.proc.output().slice(logBefore).includes('lease lost: stopping singleton work'), { timeoutMs: 5000, message: 'paused leader did not report the lost lease' });
-    const lost = paused.proc.output().slice(logBefore).split('\n').find((l) => l.includes('lease lost'))!;
+    await waitFor(() => paused.proc.output().slice(logBefore).includes('lease lost: stopping singleton work'), {
+      timeoutMs: 5000,
+      message: 'paused leader did not report the lost lease',
+    });
+    const lost = paused.proc
+      .output()
+      .slice(logBefore)
+      .split('\n')
+      .find((l) => l.includes('lease lost'))!;
     expect(JSON.parse(lost)).toMatchObject({ work: 'cluster', term: pausedTerm.token });
 
     // Over the next seconds: one leader (the successor), the resumed one follows.

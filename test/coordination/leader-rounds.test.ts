@@ -19,12 +19,24 @@ import { waitFor } from '../support/wait.js';
 
 const ROLES = 'cluster,feeds,pipeline';
 /** The log line each round of a leader-only loop writes (pino msg), with the round's duration in `ms` where it has one. */
-const ROUND_LINES = ['backpressure round', 'backpressure: due crawls held back', 'crawl schedule reconciled', 'feed refresh chains checked', 'feed refresh chains repaired', 'maintenance task ran', 'shared config published'];
+const ROUND_LINES = [
+  'backpressure round',
+  'backpressure: due crawls held back',
+  'crawl schedule reconciled',
+  'feed refresh chains checked',
+  'feed refresh chains repaired',
+  'maintenance task ran',
+  'shared config published',
+];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Whether the log shows rounds of every loop (backpressure, crawl reconciliation, feed reconciliation). */
 const ranEveryLoop = (text: string) => {
   const seen = new Set(logLines(text).map((l) => l.msg));
-  return (seen.has('backpressure round') || seen.has('backpressure: due crawls held back')) && seen.has('crawl schedule reconciled') && seen.has('feed refresh chains checked');
+  return (
+    (seen.has('backpressure round') || seen.has('backpressure: due crawls held back')) &&
+    seen.has('crawl schedule reconciled') &&
+    seen.has('feed refresh chains checked')
+  );
 };
 
 interface LogLine {

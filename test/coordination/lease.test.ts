@@ -34,15 +34,17 @@ describe('lease manager', () => {
     return m;
   };
   /** Singleton work that records its start and stop; stopping takes `stopMs`. */
-  const work = (id: string, terms: LeaderTerm[] = [], stopMs = 0) => async (term: LeaderTerm) => {
-    events.push(`start ${id} ${term.token}`);
-    terms.push(term);
-    return async () => {
-      events.push(`stopping ${id} ${term.token}`);
-      await sleep(stopMs);
-      events.push(`stopped ${id} ${term.token}`);
+  const work =
+    (id: string, terms: LeaderTerm[] = [], stopMs = 0) =>
+    async (term: LeaderTerm) => {
+      events.push(`start ${id} ${term.token}`);
+      terms.push(term);
+      return async () => {
+        events.push(`stopping ${id} ${term.token}`);
+        await sleep(stopMs);
+        events.push(`stopped ${id} ${term.token}`);
+      };
     };
-  };
   const holders = (work: string) => managers.filter((m) => m.isLeader(work));
 
   beforeAll(async () => {

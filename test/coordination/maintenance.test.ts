@@ -43,7 +43,9 @@ describe('maintenance queue', () => {
     // Left by an older version: a scheduler of a task that no longer exists.
     queue = new Queue('maintenance', { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: keys.bullPrefix });
     await queue.upsertJobScheduler('retired-task', { every: 60_000 }, { name: 'retired-task', data: { task: 'retired-task' } });
-    await sql.query(`INSERT INTO processed_results (task_id, ip_id, item_count, processed_at) VALUES ('ip1-00000001', 1, 3, now() - interval '30 days'), ('ip1-00000002', 1, 3, now())`);
+    await sql.query(
+      `INSERT INTO processed_results (task_id, ip_id, item_count, processed_at) VALUES ('ip1-00000001', 1, 3, now() - interval '30 days'), ('ip1-00000002', 1, 3, now())`,
+    );
     t = await startTestPlatform({
       roles: ['cluster', 'api'],
       redis,
@@ -70,16 +72,20 @@ describe('maintenance queue', () => {
   const completedRuns = async (task: string) => (await queue.getJobs(['completed'], 0, -1)).filter((j) => j?.name === task);
 
   it('has one job scheduler per task with its period, and none other', async () => {
-    const schedulers = await waitFor(async () => {
-      const list = await queue.getJobSchedulers(0, -1);
-      return list.some((s) => s.key === 'retired-task') ? undefined : list;
-    }, { message: 'schedulers not set up' });
+    const schedulers = await waitFor(
+      async () => {
+        const list = await queue.getJobSchedulers(0, -1);
+        return list.some((s) => s.key === 'retired-task') ? undefined : list;
+      },
+      { message: 'schedulers not set up' },
+    );
     expect(Object.fromEntries(schedulers.map((s) => [s.key, s.every]))).toEqual(TASKS);
     for (const s of schedulers) expect(s.template?.data).toEqual({ task: s.key });
   });
 
   it('runs every task, visible as jobs with their result, logs and the instance that ran them', async () => {
-    for (const task of Object.keys(TASKS)) await waitFor(async () => (await completedRuns(task)).length >= 2, { timeoutMs: 20_000, message: `${task} did not run twice` });
+    for (const task of Object.keys(TASKS))
+      await waitFor(async () => (await completedRuns(task)).length >= 2, { timeoutMs: 20_000, message: `${task} did not run twice` });
     // The start-up runs of a leader's term.
     const starts = (await queue.getJobs(['completed'], 0, -1)).filter((j) => j?.id?.includes('@term-')).map((j) => j.name);
     expect(new Set(starts)).toEqual(new Set(['crawl-reconcile', 'feeds-reconcile', 'feeds-sanitize-articles', 'shared-config-publish']));
@@ -87,7 +93,9 @@ describe('maintenance queue', () => {
     const reconcile = (await completedRuns('crawl-reconcile'))[0]!;
     expect(reconcile.processedBy).toBe('maint-1');
     expect(reconcile.returnvalue).toMatchObject({ activeIps: 0, scheduled: 0, reAdded: 0, advanced: 0, orphansRemoved: 0, released: 0 });
-    expect((await queue.getJobLogs(reconcile.id!)).logs).toEqual([expect.stringMatching(/^0 active IPs: 0 scheduled, 0 re-added, 0 advanced, 0 orphans removed, 0 released \(\d+ ms\)$/)]);
+    expect((await queue.getJobLogs(reconcile.id!)).logs).toEqual([
+      expect.stringMatching(/^0 active IPs: 0 scheduled, 0 re-added, 0 advanced, 0 orphans removed, 0 released \(\d+ ms\)$/),
+    ]);
     const published = (await completedRuns('shared-config-publish')).map((j) => j.returnvalue.kind);
     expect(published).toContain('published');
     expect(published).toContain('unchanged');
@@ -109,7 +117,10 @@ describe('maintenance queue', () => {
     await sql.query('ALTER TABLE processed_results RENAME TO processed_results_away');
     let failed;
     try {
-      failed = await waitFor(async () => (await queue.getJobs(['failed'], 0, -1)).find((j) => j?.name === 'processed-results-trim'), { timeoutMs: 15_000, message: 'no failed run' });
+      failed = await waitFor(async () => (await queue.getJobs(['failed'], 0, -1)).find((j) => j?.name === 'processed-results-trim'), {
+        timeoutMs: 15_000,
+        message: 'no failed run',
+      });
     } finally {
       await sql.query('ALTER TABLE processed_results_away RENAME TO processed_results');
     }

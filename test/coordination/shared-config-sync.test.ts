@@ -78,11 +78,14 @@ describe('shared config across three processes', () => {
   });
 
   it('delivers a DB change to every process within one sync period of its publication, and reloads nothing otherwise', { timeout: 60_000 }, async () => {
-    const start = await waitFor(async () => {
-      const all = await configs();
-      const v = Number(await probe.get(keys.sharedConfigVersion()));
-      return all.every((c) => c?.source === 'shared' && c.version === v) ? all : undefined;
-    }, { timeoutMs: 20_000, message: 'processes not on the published version' });
+    const start = await waitFor(
+      async () => {
+        const all = await configs();
+        const v = Number(await probe.get(keys.sharedConfigVersion()));
+        return all.every((c) => c?.source === 'shared' && c.version === v) ? all : undefined;
+      },
+      { timeoutMs: 20_000, message: 'processes not on the published version' },
+    );
     const version = start[0]!.version!;
 
     // No change for three sync periods: the same version, not reloaded.
@@ -91,15 +94,21 @@ describe('shared config across three processes', () => {
     expect(still.map((c) => [c!.version, c!.loadedAt])).toEqual(start.map((c) => [c!.version, c!.loadedAt]));
 
     await sql.query(`INSERT INTO titles (group_id, batch_id, text) VALUES (77, 1, 'x')`);
-    const published = await waitFor(async () => {
-      const v = Number(await probe.get(keys.sharedConfigVersion()));
-      return v > version ? v : undefined;
-    }, { timeoutMs: 10_000, intervalMs: 20, message: 'the leader did not publish the change' });
+    const published = await waitFor(
+      async () => {
+        const v = Number(await probe.get(keys.sharedConfigVersion()));
+        return v > version ? v : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 20, message: 'the leader did not publish the change' },
+    );
     const publishedAt = Date.now();
-    const reached = await waitFor(async () => {
-      const all = await configs();
-      return all.every((c) => c?.version === published) ? all : undefined;
-    }, { timeoutMs: SYNC_MS + SLACK, intervalMs: 50, message: 'not every process reached the new version within the sync period' });
+    const reached = await waitFor(
+      async () => {
+        const all = await configs();
+        return all.every((c) => c?.version === published) ? all : undefined;
+      },
+      { timeoutMs: SYNC_MS + SLACK, intervalMs: 50, message: 'not every process reached the new version within the sync period' },
+    );
     console.log(`config change: every process on version ${published} ${Date.now() - publishedAt} ms after its publication`);
     for (const c of reached) {
       expect(c!.source).toBe('shared');
@@ -107,40 +116,59 @@ describe('shared config across three processes', () => {
     }
   });
 
-  it('runs every process on a locally computed config while Redis is down, and converges on the leader\'s version when it returns', { timeout: 90_000 }, async () => {
-    const logStart = procs.map((p) => p.output().length);
-    await redis.stop();
-    await sql.query(`INSERT INTO contents (group_id, batch_id, text) VALUES (88, 1, 'during the outage')`);
+  it(
+    "runs every process on a locally computed config while Redis is down, and converges on the leader's version when it returns",
+    { timeout: 90_000 },
+    async () => {
+      const logStart = procs.map((p) => p.output().length);
+      await redis.stop();
+      await sql.query(`INSERT INTO contents (group_id, batch_id, text) VALUES (88, 1, 'during the outage')`);
 
-    const local = await waitFor(async () => {
-      const all = await configs();
-      return all.every((c) => c?.source === 'local' && c.content.poolGroups.contents.includes(88)) ? all : undefined;
-    }, { timeoutMs: 10 * SYNC_MS, message: 'processes not on a local config with the new pool group' });
-    // Each computed its own (generatedBy), with the pool group published before the outage.
-    expect(local.map((c) => c!.generatedBy)).toEqual(['cfg-1', 'cfg-2', 'cfg-3']);
-    for (const c of local) {
-      expect(c!.version).toBeNull();
-      expect(c!.content.poolGroups.titles).toContain(77);
-    }
-    for (const [i, p] of procs.entries()) expect(p.output().slice(logStart[i])).toContain('shared config: Redis unreachable; running on a config computed locally from the database');
-    // Without Redis nobody can renew: whoever led stops at its local deadline (within the TTL).
-    const statuses = await waitFor(async () => {
-      const all = await Promise.all(apis.map((a) => getWithin(a, '/api/cluster', 1500)));
-      return all.every((s) => s?.self.leads.length === 0) ? all : undefined;
-    }, { timeoutMs: 3000 + SLACK, message: 'a process still leads without Redis' });
-    for (const [i, status] of statuses.entries()) {
-      expect(status).toMatchObject({ redis: 'unreachable', leader: null, instances: [], self: { id: `cfg-${i + 1}`, config: { source: 'local', version: null } } });
-    }
+      const local = await waitFor(
+        async () => {
+          const all = await configs();
+          return all.every((c) => c?.source === 'local' && c.content.poolGroups.contents.includes(88)) ? all : undefined;
+        },
+        { timeoutMs: 10 * SYNC_MS, message: 'processes not on a local config with the new pool group' },
+      );
+      // Each computed its own (generatedBy), with the pool group published before the outage.
+      expect(local.map((c) => c!.generatedBy)).toEqual(['cfg-1', 'cfg-2', 'cfg-3']);
+      for (const c of local) {
+        expect(c!.version).toBeNull();
+        expect(c!.content.poolGroups.titles).toContain(77);
+      }
+      for (const [i, p] of procs.entries())
+        expect(p.output().slice(logStart[i])).toContain('shared config: Redis unreachable; running on a config computed locally from the database');
+      // Without Redis nobody can renew: whoever led stops at its local deadline (within the TTL).
+      const statuses = await waitFor(
+        async () => {
+          const all = await Promise.all(apis.map((a) => getWithin(a, '/api/cluster', 1500)));
+          return all.every((s) => s?.self.leads.length === 0) ? all : undefined;
+        },
+        { timeoutMs: 3000 + SLACK, message: 'a process still leads without Redis' },
+      );
+      for (const [i, status] of statuses.entries()) {
+        expect(status).toMatchObject({
+          redis: 'unreachable',
+          leader: null,
+          instances: [],
+          self: { id: `cfg-${i + 1}`, config: { source: 'local', version: null } },
+        });
+      }
 
-    redis = await redis.restart();
-    const converged = await waitFor(async () => {
-      const v = Number(await probe.get(keys.sharedConfigVersion()));
-      const all = await configs();
-      return all.every((c) => c?.source === 'shared' && c.version === v && c.content.poolGroups.contents.includes(88)) ? all : undefined;
-    }, { timeoutMs: 30_000, message: 'processes did not converge on the published version' });
-    const leader = (await getWithin(apis[0]!, '/api/cluster', 1500)).leader;
-    expect(['cfg-1', 'cfg-2', 'cfg-3']).toContain(leader);
-    expect(new Set(converged.map((c) => c!.version)).size).toBe(1);
-    expect(converged.every((c) => c!.generatedBy === leader)).toBe(true);
-  });
+      redis = await redis.restart();
+      const converged = await waitFor(
+        async () => {
+          const v = Number(await probe.get(keys.sharedConfigVersion()));
+          const all = await configs();
+          return all.every((c) => c?.source === 'shared' && c.version === v && c.content.poolGroups.contents.includes(88)) ? all : undefined;
+        },
+        { timeoutMs: 30_000, message: 'processes did not converge on the published version' },
+      );
+      const leader = (await getWithin(apis[0]!, '/api/cluster', 1500)).leader;
+      expect(['cfg-1', 'cfg-2', 'cfg-3']).toContain(leader);
+      expect(new Set(converged.map((c) => c!.version)).size).toBe(1);
+      expect(converged.every((c) => c!.generatedBy === leader)).toBe(true);
+    },
+  );
 });

@@ -66,7 +66,8 @@ export function probeTerms(raw: string[]): ProbeTerm[] {
       term.last = e.at;
       term.entries += 1;
     } else {
-      if (term && e.at <= term.last) throw new Error(`term ${e.token} (${e.instance}) began at ${e.at}, before term ${term.token} (${term.instance}) last acted at ${term.last}`);
+      if (term && e.at <= term.last)
+        throw new Error(`term ${e.token} (${e.instance}) began at ${e.at}, before term ${term.token} (${term.instance}) last acted at ${term.last}`);
       terms.push({ token: e.token, instance: e.instance, first: e.at, last: e.at, entries: 1 });
     }
   }

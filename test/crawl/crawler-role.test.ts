@@ -103,7 +103,7 @@ describe('crawler role', () => {
     expect((await fetch(`${market}/`)).status).toBe(200);
   });
 
-  it('crawls 5 on-sale and 5 sold pages of 120 items, every item once, returned to its flow\'s parent with progress and log lines', async () => {
+  it("crawls 5 on-sale and 5 sold pages of 120 items, every item once, returned to its flow's parent with progress and log lines", async () => {
     const before = (await requests()).counts;
     const { job, task } = await enqueue('呪術廻戦', 5, 5);
     const done = await finished(job);

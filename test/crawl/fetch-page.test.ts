@@ -168,7 +168,12 @@ describe('fetching a results page in headless Chromium', () => {
 
       const second = await manager.openPage(null); // the first browser served its one page: recycle
       expect(second.browserId).not.toBe(first.browserId);
-      expect(manager.describe().map((b) => b.state).sort()).toEqual(['draining', 'live']);
+      expect(
+        manager
+          .describe()
+          .map((b) => b.state)
+          .sort(),
+      ).toEqual(['draining', 'live']);
       expect(chromiumBrowserPids(root)).toContain(oldPid);
 
       const out = await inFlight; // finishes in the draining browser

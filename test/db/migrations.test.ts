@@ -31,7 +31,10 @@ describe('migrations', () => {
   });
 
   it('applies the history and records it as prisma migrate deploy does', async () => {
-    const names = readdirSync(MIGRATIONS_DIR, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+    const names = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name)
+      .sort();
     const first = await applyMigrationsChild(db.url);
     expect(first).toEqual({ ok: true, result: names });
     expect(await applyMigrationsChild(db.url)).toEqual({ ok: true, result: [] });
@@ -114,7 +117,10 @@ SELECT * FROM table_that_does_not_exist;`,
 
     expect(await createMigrationChild('nothing', dir, schema, shadowUrl)).toEqual({ ok: true, result: { name: null, sql: expect.any(String) } });
 
-    writeFileSync(schema, readFileSync(SCHEMA_PATH, 'utf8') + '\nmodel Widget {\n  id   Int    @id @default(autoincrement())\n  name String @unique\n\n  @@map("widgets")\n}\n');
+    writeFileSync(
+      schema,
+      readFileSync(SCHEMA_PATH, 'utf8') + '\nmodel Widget {\n  id   Int    @id @default(autoincrement())\n  name String @unique\n\n  @@map("widgets")\n}\n',
+    );
     const created = await createMigrationChild('add_widgets', dir, schema, shadowUrl);
     expect(created.ok).toBe(true);
     expect(created.result.name).toMatch(/^\d{14}_add_widgets$/);

@@ -67,7 +67,9 @@ describe('inTransaction', () => {
         throw await sleeping;
       }),
     ).rejects.toThrow(/terminat/);
-    const pids = await Promise.all([1, 2].map(() => inTransaction(pool, async (client) => (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid)));
+    const pids = await Promise.all(
+      [1, 2].map(() => inTransaction(pool, async (client) => (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid)),
+    );
     // Both connections of the pool answer: the dead one was not handed out again.
     expect(pids).not.toContain(pid);
   });

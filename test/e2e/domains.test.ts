@@ -158,7 +158,11 @@ describe('crawl, pipeline, pools, messages and dead jobs through npm start', () 
     // One pending refresh for the feed afterwards: the chain goes on, once.
     await waitFor(
       async () => {
-        const pending = await Promise.all(['delayed', 'waiting', 'prioritized'].map(async (state) => (await api.get(`/api/queues/feed-refresh/jobs?state=${state}`)).body.jobs as { data: { feedId: number } }[]));
+        const pending = await Promise.all(
+          ['delayed', 'waiting', 'prioritized'].map(
+            async (state) => (await api.get(`/api/queues/feed-refresh/jobs?state=${state}`)).body.jobs as { data: { feedId: number } }[],
+          ),
+        );
         return pending.flat().filter((j) => j.data.feedId === sub.body.id).length === 1;
       },
       { timeoutMs: 30_000, message: 'exactly one pending refresh of the feed' },

@@ -61,7 +61,12 @@ describe('feeds through npm start', () => {
 
   it('refreshes feeds on two hosts three times each, through errors and bad requests in between', async () => {
     const names = ['alpha', 'beta', 'gamma', 'delta'];
-    const urls = [server.url('/versioned/alpha.xml'), server.url('/versioned/beta.xml'), server.url('/versioned/gamma.xml'), server.url('/versioned/delta.xml', '127.0.0.2')];
+    const urls = [
+      server.url('/versioned/alpha.xml'),
+      server.url('/versioned/beta.xml'),
+      server.url('/versioned/gamma.xml'),
+      server.url('/versioned/delta.xml', '127.0.0.2'),
+    ];
     const ids: number[] = [];
     for (const url of urls) {
       const res = await api.post<Feed>('/api/feeds', { url });
@@ -74,14 +79,23 @@ describe('feeds through npm start', () => {
 
     // Cycle 1: the first refresh of each feed, scheduled by the subscription: 200, three items.
     for (const id of ids) {
-      const f = await waitFor(async () => ((await feed(id)).status === 'ok' ? feed(id) : undefined), { timeoutMs: 60_000, message: `first refresh of feed ${id}` });
+      const f = await waitFor(async () => ((await feed(id)).status === 'ok' ? feed(id) : undefined), {
+        timeoutMs: 60_000,
+        message: `first refresh of feed ${id}`,
+      });
       expect(f.lastError).toBeNull();
       expect(await articles(id)).toHaveLength(3);
     }
     // The HTML page and the failing server show up as the feed's error.
-    const htmlFeed = await waitFor(async () => ((await feed(html)).status === 'error' ? feed(html) : undefined), { timeoutMs: 60_000, message: 'html feed error' });
+    const htmlFeed = await waitFor(async () => ((await feed(html)).status === 'error' ? feed(html) : undefined), {
+      timeoutMs: 60_000,
+      message: 'html feed error',
+    });
     expect(htmlFeed.lastError).toMatch(/not_a_feed.*HTML/);
-    const brokenFeed = await waitFor(async () => ((await feed(broken)).status === 'error' ? feed(broken) : undefined), { timeoutMs: 60_000, message: '500 feed error' });
+    const brokenFeed = await waitFor(async () => ((await feed(broken)).status === 'error' ? feed(broken) : undefined), {
+      timeoutMs: 60_000,
+      message: '500 feed error',
+    });
     expect(brokenFeed.lastError).toMatch(/HTTP 500/);
 
     // Bad requests in between: each is a failed query or a refused value on the server side.

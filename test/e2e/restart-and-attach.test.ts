@@ -89,7 +89,9 @@ describe('npm start, a second terminal attached to it, stops and restarts', () =
       (err: { stderr: string }) => err.stderr,
     );
     expect(psql).toMatch(/no password supplied/);
-    const wrong = await run('psql', ['-h', '127.0.0.1', '-p', String(s.postgres!.port), '-U', 'postgres', '-d', 'platform', '-c', 'select 1'], { env: { ...process.env, PGPASSWORD: 'guess' } }).then(
+    const wrong = await run('psql', ['-h', '127.0.0.1', '-p', String(s.postgres!.port), '-U', 'postgres', '-d', 'platform', '-c', 'select 1'], {
+      env: { ...process.env, PGPASSWORD: 'guess' },
+    }).then(
       () => 'connected',
       (err: { stderr: string }) => err.stderr,
     );
@@ -144,7 +146,14 @@ describe('npm start, a second terminal attached to it, stops and restarts', () =
     expect(state().redis!.port).toBe(ports.redis);
     expect(state().postgres!.port).toBe(ports.postgres);
     api = await adminClient(owner.url!);
-    await waitFor(() => worker!.lines().slice(before).some((l) => l.msg === 'redis connection restored'), { timeoutMs: 30_000, message: 'the attached worker back' });
+    await waitFor(
+      () =>
+        worker!
+          .lines()
+          .slice(before)
+          .some((l) => l.msg === 'redis connection restored'),
+      { timeoutMs: 30_000, message: 'the attached worker back' },
+    );
     const workerId = /instance (\S+); attached/.exec(worker!.output())![1]!;
     const crawledBy = await Promise.all(['five', 'six', 'seven', 'eight'].map((n) => crawlOnce(`resume-${n}`)));
     expect(crawledBy).toContain(workerId);
@@ -174,7 +183,11 @@ describe('npm start, a second terminal attached to it, stops and restarts', () =
     const text = (await api.get('/metrics')).body as string;
     expect(DASHBOARD_DOMAIN_METRICS.filter((name) => !text.includes(`# TYPE ${name} `))).toEqual([]);
     // And every metric the Prometheus alert rules watch.
-    const ruleMetrics = new Set([...readFileSync(new URL('../../dashboards/prometheus/alert-rules.yml', import.meta.url), 'utf8').matchAll(/\bwp_[a-z0-9_]+/g)].map(([m]) => m.replace(/_(bucket|sum|count)$/, '')));
+    const ruleMetrics = new Set(
+      [...readFileSync(new URL('../../dashboards/prometheus/alert-rules.yml', import.meta.url), 'utf8').matchAll(/\bwp_[a-z0-9_]+/g)].map(([m]) =>
+        m.replace(/_(bucket|sum|count)$/, ''),
+      ),
+    );
     expect(ruleMetrics.size).toBeGreaterThan(10);
     expect([...ruleMetrics].filter((name) => !text.includes(`# TYPE ${name} `))).toEqual([]);
     expect(await owner.stop()).toMatchObject({ code: 0, clean: true });

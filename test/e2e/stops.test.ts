@@ -135,14 +135,18 @@ describe(`${CYCLES} stops by a signal to the process group, with work in flight`
     await waitFor(
       async () => {
         const pending = await Promise.all(
-          ['delayed', 'waiting', 'prioritized', 'active'].map(async (state) => (await api.get(`/api/queues/feed-refresh/jobs?state=${state}&start=0&end=100`)).body.jobs as { data: { feedId: number } }[]),
+          ['delayed', 'waiting', 'prioritized', 'active'].map(
+            async (state) => (await api.get(`/api/queues/feed-refresh/jobs?state=${state}&start=0&end=100`)).body.jobs as { data: { feedId: number } }[],
+          ),
         );
         return pending.flat().filter((j) => j.data.feedId === feed.id).length === 1;
       },
       { timeoutMs: 60_000, message: 'the feed keeps exactly one refresh' },
     );
     expect((await p.stop()).clean).toBe(true);
-    console.log(`stops: ${stopTimes.length}, ms min ${Math.min(...stopTimes)} median ${[...stopTimes].sort((a, b) => a - b)[Math.floor(stopTimes.length / 2)]} max ${Math.max(...stopTimes)}; messages acknowledged ${acknowledged.length}`);
+    console.log(
+      `stops: ${stopTimes.length}, ms min ${Math.min(...stopTimes)} median ${[...stopTimes].sort((a, b) => a - b)[Math.floor(stopTimes.length / 2)]} max ${Math.max(...stopTimes)}; messages acknowledged ${acknowledged.length}`,
+    );
   }, 1_800_000);
 
   it('logged no error and failed no job that the test did not cause', () => {

@@ -36,7 +36,16 @@ describe('feed API', () => {
 
   it('subscribes: 201 with the feed, its nextRefreshAt and the task of its first refresh', async () => {
     const res = await t.api.get(`/api/feeds/${feedId}`);
-    expect(res.body).toMatchObject({ id: feedId, url, title: 'Contract', refreshIntervalMinutes: 15, status: 'pending', errorCount: 0, lastError: null, lastFetchedAt: null });
+    expect(res.body).toMatchObject({
+      id: feedId,
+      url,
+      title: 'Contract',
+      refreshIntervalMinutes: 15,
+      status: 'pending',
+      errorCount: 0,
+      lastError: null,
+      lastFetchedAt: null,
+    });
     expect(Date.parse(res.body.nextRefreshAt)).toBeLessThanOrEqual(Date.now());
     const list = await t.api.get('/api/feeds');
     expect(list.body.feeds.map((f: { id: number }) => f.id)).toEqual([feedId]);

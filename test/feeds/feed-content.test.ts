@@ -64,13 +64,19 @@ describe('feed content', () => {
       enclosures: [{ url: 'http://base.example.test/items/ep1.mp3', type: 'audio/mpeg', length: 42 }],
       summary: '<a href="http://desc.example.test/d/x.html" rel="nofollow noopener noreferrer">x</a>',
     });
-    expect(articles.map((a) => a.url).sort()).toEqual(['http://base.example.test/channel/posts/2', 'http://base.example.test/permalinks/3', 'http://base.example.test/relative/uri']);
+    expect(articles.map((a) => a.url).sort()).toEqual([
+      'http://base.example.test/channel/posts/2',
+      'http://base.example.test/permalinks/3',
+      'http://base.example.test/relative/uri',
+    ]);
   });
 
   it('resolves relative links against Content-Location', async () => {
     const { articles } = await refresh(`/doc/relative-links.xml?content-location=${encodeURIComponent('/located/here/')}`);
     expect(articles.map((a) => a.url).sort()).toEqual([server.url('/abs/item-2'), server.url('/located/here/item-1')]);
-    expect(articles.find((a) => a.title === 'One').summary).toBe(`<a href="${server.url('/located/here/notes/1')}" rel="nofollow noopener noreferrer">notes</a>`);
+    expect(articles.find((a) => a.title === 'One').summary).toBe(
+      `<a href="${server.url('/located/here/notes/1')}" rel="nofollow noopener noreferrer">notes</a>`,
+    );
   });
 
   it('resolves relative links against the URL after redirects', async () => {
@@ -89,7 +95,11 @@ describe('feed content', () => {
   it('decodes Atom 0.3 base64 and escaped constructs', async () => {
     const { feed, articles } = await refresh('/doc/atom03-modes.xml');
     expect(feed.title).toBe('Base64 feed title');
-    expect(articles.find((a) => a.url === 'http://modes.example.test/1')).toMatchObject({ title: 'Escaped title', content: '<p>Base64 <b>content</b></p>', summary: 'Plain base64 summary' });
+    expect(articles.find((a) => a.url === 'http://modes.example.test/1')).toMatchObject({
+      title: 'Escaped title',
+      content: '<p>Base64 <b>content</b></p>',
+      summary: 'Plain base64 summary',
+    });
   });
 
   it('serves titles as plain text and content sanitized', async () => {

@@ -86,7 +86,9 @@ describe('feeds across processes', () => {
     // Everything the burst queued has run: no manual refresh left, nothing active.
     // (pending first, then active: a job taken between the two reads is seen by the second one)
     await waitFor(
-      async () => (await pendingJobsOfFeed(queue, feedId)).every((j) => j.data.trigger === 'periodic' && (j.delay ?? 0) > 0) && (await jobsOfFeed(queue, feedId, ['active'])).length === 0,
+      async () =>
+        (await pendingJobsOfFeed(queue, feedId)).every((j) => j.data.trigger === 'periodic' && (j.delay ?? 0) > 0) &&
+        (await jobsOfFeed(queue, feedId, ['active'])).length === 0,
       { timeoutMs: 60_000, message: 'the burst did not settle' },
     );
     const taskIds = new Set([first.body.task_id, ...replies.map((r) => r.body.task_id)]);
@@ -97,7 +99,10 @@ describe('feeds across processes', () => {
     // One at a time: the server never saw two requests of this feed at once (each takes 400 ms),
     // and the refreshes' requests did not overlap.
     expect(server.maxInFlight(path)).toBe(1);
-    const hits = server.requests.filter((r) => r.path === path).map((r) => r.at).sort((a, b) => a - b);
+    const hits = server.requests
+      .filter((r) => r.path === path)
+      .map((r) => r.at)
+      .sort((a, b) => a - b);
     for (let i = 1; i < hits.length; i++) expect(hits[i]! - hits[i - 1]!).toBeGreaterThanOrEqual(400);
 
     // Exactly one pending scheduled refresh, owned by the chain's key.
@@ -121,7 +126,10 @@ describe('feeds across processes', () => {
     const requests = server.requests.slice(started).filter((r) => r.path.startsWith('/rss/spaced-'));
     expect(requests).toHaveLength(20);
     for (const host of ['127.0.0.2', '127.0.0.3']) {
-      const at = requests.filter((r) => r.host === host).map((r) => r.at).sort((a, b) => a - b);
+      const at = requests
+        .filter((r) => r.host === host)
+        .map((r) => r.at)
+        .sort((a, b) => a - b);
       expect(at).toHaveLength(10);
       const gaps = at.slice(1).map((t, i) => t - at[i]!);
       expect(Math.min(...gaps), `gaps at ${host}: ${gaps.map((g) => g.toFixed(1)).join(', ')}`).toBeGreaterThanOrEqual(1000);

@@ -47,7 +47,10 @@ describe('domain spacing across redirects', () => {
       [A, 5],
       [B, 10],
     ] as const) {
-      const at = requests.filter((r) => r.host === host).map((r) => r.at).sort((x, y) => x - y);
+      const at = requests
+        .filter((r) => r.host === host)
+        .map((r) => r.at)
+        .sort((x, y) => x - y);
       expect(at).toHaveLength(count);
       const gaps = at.slice(1).map((time, i) => time - at[i]!);
       expect(Math.min(...gaps), `gaps at ${host}: ${gaps.map((g) => g.toFixed(1)).join(', ')}`).toBeGreaterThanOrEqual(INTERVAL_MS);

@@ -124,7 +124,10 @@ describe('feed refresh', () => {
     expect(first.progress).toMatchObject({ step: 'stored', httpStatus: 200, items: 5, inserted: 5, updated: 0, notModified: false });
     expect(first.progress.bytes).toBeGreaterThan(500);
     expect(first.progress.nextRefreshAt).toBe(first.result.nextRefreshAt);
-    expect(first.logs).toEqual([`answered 200, ${first.progress.bytes} bytes`, `rss: 5 items, 5 new, 0 updated, 0 unchanged; next refresh at ${first.result.nextRefreshAt}`]);
+    expect(first.logs).toEqual([
+      `answered 200, ${first.progress.bytes} bytes`,
+      `rss: 5 items, 5 new, 0 updated, 0 unchanged; next refresh at ${first.result.nextRefreshAt}`,
+    ]);
     expect(first.logCount).toBe(2);
 
     const again = await t.api.post('/api/queue/schedule-feed', { feed_id: f.id, force_immediate: true });
@@ -137,7 +140,9 @@ describe('feed refresh', () => {
     // The database refuses this feed's articles: not the feed's fault, and not an outage either.
     const pool = t.platform.ctx.db.pool;
     await pool.query(`CREATE FUNCTION test_refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by a test trigger'; END $$`);
-    await pool.query(`CREATE TRIGGER test_refuse_poison BEFORE INSERT ON articles FOR EACH ROW WHEN (NEW.url LIKE '%/poison/%') EXECUTE FUNCTION test_refuse_poison()`);
+    await pool.query(
+      `CREATE TRIGGER test_refuse_poison BEFORE INSERT ON articles FOR EACH ROW WHEN (NEW.url LIKE '%/poison/%') EXECUTE FUNCTION test_refuse_poison()`,
+    );
     try {
       const f = await subscribe('/rss/poison.xml');
       const task = await waitForTask(t.api, f.taskId);
@@ -149,10 +154,13 @@ describe('feed refresh', () => {
       expect(view).toMatchObject({ status: 'error', errorCount: 1, lastError: INTERNAL_ERROR, articleCount: 0 });
       expect(Date.parse(view.nextRefreshAt) - Date.now()).toBeGreaterThan(55 * 60_000);
       const queue = t.platform.ctx.queues.queue('feedRefresh');
-      const pending = await waitFor(async () => {
-        const jobs = await pendingJobsOfFeed(queue, f.id);
-        return jobs.length ? jobs : undefined;
-      }, { message: 'no next refresh queued' });
+      const pending = await waitFor(
+        async () => {
+          const jobs = await pendingJobsOfFeed(queue, f.id);
+          return jobs.length ? jobs : undefined;
+        },
+        { message: 'no next refresh queued' },
+      );
       expect(pending.map((j) => j.data.trigger)).toEqual(['periodic']);
       expect(Math.abs(pending[0]!.timestamp + pending[0]!.delay - Date.parse(view.nextRefreshAt))).toBeLessThan(5000);
       expect(task.logs?.at(-1)).toBe(`failed for good: ${INTERNAL_ERROR}; next refresh at ${view.nextRefreshAt}`);

@@ -54,13 +54,16 @@ describe('feed scheduling', () => {
   /** Waits until nothing of the feed runs and no manual refresh is pending, then returns its pending jobs. */
   async function settledPending(feedId: number) {
     // Something pending is part of settling: after a restart the reconciler adds a lost chain a moment later.
-    await waitFor(async () => {
-      if ((await jobsOfFeed(queue, feedId, ['active'])).length > 0) return false;
-      const pending = await pendingJobsOfFeed(queue, feedId);
-      return pending.length > 0 && pending.every((j) => j.data.trigger !== 'manual' && (j.delay ?? 0) > 0);
-    }, {
-      message: `feed ${feedId} did not settle`,
-    });
+    await waitFor(
+      async () => {
+        if ((await jobsOfFeed(queue, feedId, ['active'])).length > 0) return false;
+        const pending = await pendingJobsOfFeed(queue, feedId);
+        return pending.length > 0 && pending.every((j) => j.data.trigger !== 'manual' && (j.delay ?? 0) > 0);
+      },
+      {
+        message: `feed ${feedId} did not settle`,
+      },
+    );
     return pendingJobsOfFeed(queue, feedId);
   }
 
@@ -108,7 +111,9 @@ describe('feed scheduling', () => {
     expect(Math.abs((await delayedDueAt(t.platform.ctx.redis, queue, after.id!))! - (lastFetchedAt + 30 * MIN))).toBeLessThan(5000);
 
     // A burst of mixed calls: still one chain when it is over.
-    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => t.api.post('/api/queue/schedule-feed', { feed_id: String(f.id), force_immediate: i % 2 === 0 })));
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => t.api.post('/api/queue/schedule-feed', { feed_id: String(f.id), force_immediate: i % 2 === 0 })),
+    );
     expect(replies.every((r) => r.status === 202)).toBe(true);
     expect(new Set(replies.map((r) => r.body.status))).not.toContain(undefined);
     await expectOneChain(f.id);
@@ -165,7 +170,7 @@ describe('feed scheduling', () => {
     expect(Math.abs((await delayedDueAt(t.platform.ctx.redis, queue, chain.id!))! - (Date.now() + 60 * MIN))).toBeLessThan(10_000);
   });
 
-  it('replays a dead refresh as the feed\'s pending periodic refresh, now: never a second one', async () => {
+  it("replays a dead refresh as the feed's pending periodic refresh, now: never a second one", async () => {
     server.setStatus('replayed', 404);
     const f = await subscribe('/versioned/replayed.xml');
     const dead = await waitForTask(t.api, f.taskId);

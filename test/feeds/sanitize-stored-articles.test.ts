@@ -43,18 +43,15 @@ describe('sanitizing stored articles', () => {
     const { rows: owner } = await pool.query<{ user_id: number }>('SELECT user_id FROM feeds WHERE id = $1', [feedId]);
     const userId = owner[0]!.user_id;
     for (let i = 0; i < OLD; i++) {
-      await pool.query(
-        `INSERT INTO articles (feed_id, user_id, url, title, author, summary, content) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [
-          feedId,
-          userId,
-          `${server.url('/blog/old/')}${i}`,
-          `<script>alert(${i})</script>Old <b>title</b> &amp; ${i}`,
-          '<img src=x onerror=alert(1)>Old Author',
-          `<p onclick="alert(1)">summary ${i} <a href="javascript:alert(1)">x</a></p>`,
-          `<iframe src="http://evil.example.test/"></iframe><p>body ${i} <a href="../post/${i}">rel</a><img src="pic.png" onerror="alert(1)"></p><script>alert(2)</script>`,
-        ],
-      );
+      await pool.query(`INSERT INTO articles (feed_id, user_id, url, title, author, summary, content) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+        feedId,
+        userId,
+        `${server.url('/blog/old/')}${i}`,
+        `<script>alert(${i})</script>Old <b>title</b> &amp; ${i}`,
+        '<img src=x onerror=alert(1)>Old Author',
+        `<p onclick="alert(1)">summary ${i} <a href="javascript:alert(1)">x</a></p>`,
+        `<iframe src="http://evil.example.test/"></iframe><p>body ${i} <a href="../post/${i}">rel</a><img src="pic.png" onerror="alert(1)"></p><script>alert(2)</script>`,
+      ]);
     }
     const updatedAt = new Date('2024-01-01T00:00:00Z');
     await pool.query(

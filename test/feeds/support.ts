@@ -22,7 +22,11 @@ export async function waitForTask(api: ApiClient, taskId: string, timeoutMs = 30
     const res = await api.get<TaskView>(`/api/tasks/${taskId}`);
     return res.status === 200 ? res.body : undefined;
   };
-  await waitFor(async () => ['completed', 'failed'].includes((await read())?.state ?? ''), { timeoutMs, intervalMs: 100, message: `task ${taskId} did not finish` });
+  await waitFor(async () => ['completed', 'failed'].includes((await read())?.state ?? ''), {
+    timeoutMs,
+    intervalMs: 100,
+    message: `task ${taskId} did not finish`,
+  });
   // GET /api/tasks reads the job, then its state: a job finishing in between shows the final
   // state with the job as it was just before. Once finished it no longer changes, so read again.
   return (await read())!;

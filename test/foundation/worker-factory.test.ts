@@ -47,10 +47,13 @@ describe('worker factory and queue registry', () => {
   });
 
   async function finished(id: string) {
-    return waitFor(async () => {
-      const job = await queues.queue('maintenance').getJob(id);
-      return job?.finishedOn ? job : undefined;
-    }, { timeoutMs: 20_000 });
+    return waitFor(
+      async () => {
+        const job = await queues.queue('maintenance').getJob(id);
+        return job?.finishedOn ? job : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
   }
 
   it('retries a transient failure with backoff and completes', async () => {

@@ -70,11 +70,16 @@ describe('worker faults', () => {
     await queue.obliterate({ force: true });
 
     const ran = new Set<string>();
-    const worker = createWorker({ config, connections, keys, metrics: new Metrics({ defaultMetrics: false }), logger }, 'maintenance', async (job) => {
-      await sleep(50);
-      ran.add(job.id!);
-      return 'ok';
-    }, { concurrency: 2 });
+    const worker = createWorker(
+      { config, connections, keys, metrics: new Metrics({ defaultMetrics: false }), logger },
+      'maintenance',
+      async (job) => {
+        await sleep(50);
+        ran.add(job.id!);
+        return 'ok';
+      },
+      { concurrency: 2 },
+    );
     await worker.worker.pause();
 
     const queued = await queue.addBulk(Array.from({ length: 20 }, (_, i) => ({ name: 'q', data: { task: `queued-${i}` } })));

@@ -56,7 +56,8 @@ describe('session message cache', () => {
   };
 
   /** Background fills finished so far (any outcome). */
-  const fills = async () => (await t.platform.ctx.metrics.registry.getSingleMetric('wp_message_cache_fills_total')!.get()).values.reduce((sum, v) => sum + v.value, 0);
+  const fills = async () =>
+    (await t.platform.ctx.metrics.registry.getSingleMetric('wp_message_cache_fills_total')!.get()).values.reduce((sum, v) => sum + v.value, 0);
 
   it('1,000 messages: the cache holds the newest 200 with a TTL, the DB all of them in order, and reads fall back and refill', async () => {
     const session = `s-${randomUUID()}`;
@@ -192,7 +193,10 @@ describe('session message cache', () => {
     const session = `s-${randomUUID()}`;
     const accepted = async () => {
       const metrics = await t.platform.ctx.metrics.registry.getSingleMetricAsString('wp_messages_accepted_total');
-      return metrics.split('\n').filter((l) => !l.startsWith('#')).join('\n');
+      return metrics
+        .split('\n')
+        .filter((l) => !l.startsWith('#'))
+        .join('\n');
     };
     const before = await accepted();
     const cases: [string, unknown, string][] = [

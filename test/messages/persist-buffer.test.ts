@@ -66,8 +66,14 @@ describe('persist buffers', () => {
     const buffer = new PersistBuffer(ctx.keys, { persistShards: 4, persistBatch: 500, persistLockMs: 30_000 });
     const shard = buffer.shardOf(session);
     const messages = Array.from({ length: 1234 }, (_, i) => message(session, i));
-    await push(shard, messages.map((m) => JSON.stringify(m)));
-    await push(shard, messages.slice(0, 10).map((m) => JSON.stringify(m))); // ten delivered twice
+    await push(
+      shard,
+      messages.map((m) => JSON.stringify(m)),
+    );
+    await push(
+      shard,
+      messages.slice(0, 10).map((m) => JSON.stringify(m)),
+    ); // ten delivered twice
 
     const store = new MessageStore(ctx.db);
     const statements: number[] = [];

@@ -82,7 +82,9 @@ describe('message cache when Redis is down', () => {
     // No read has touched the list since Redis returned: the cache repair alone merged the messages
     // written to the DB during the outage between the ones queued before and the ones after.
     const cachedIds = async () =>
-      (await t.platform.ctx.redis.lrange(t.platform.ctx.keys.sessionMessages(session), 0, -1)).filter((e) => e.startsWith('{')).map((e) => (JSON.parse(e) as Message).id);
+      (await t.platform.ctx.redis.lrange(t.platform.ctx.keys.sessionMessages(session), 0, -1))
+        .filter((e) => e.startsWith('{'))
+        .map((e) => (JSON.parse(e) as Message).id);
     await waitFor(async () => (await cachedIds()).length === all.length, { timeoutMs: 30_000, message: 'list not repaired after Redis returned' });
     expect(await cachedIds()).toEqual(all.map((m) => m.id));
     expect(await read(session)).toEqual({ source: 'cache', messages: all });

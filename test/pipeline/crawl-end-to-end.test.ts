@@ -56,7 +56,16 @@ describe('crawl → pipeline → next crawl, with the real crawler', () => {
     const first = await crawled(ip.id, ip.currentCrawl.taskId);
     const perPage = market.catalog.itemsPerPage;
     // Its first crawl: every item recorded as the baseline, nothing counted (no inflow of 120, no weight change).
-    expect(first).toMatchObject({ status: 'processed', baseline: true, items: 2 * perPage, inflow: 0, outflow: 0, alerts: [], weight: 1, intervalSeconds: 7200 });
+    expect(first).toMatchObject({
+      status: 'processed',
+      baseline: true,
+      items: 2 * perPage,
+      inflow: 0,
+      outflow: 0,
+      alerts: [],
+      weight: 1,
+      intervalSeconds: 7200,
+    });
 
     // A flow: the crawl is the child of the processing of its result, which holds its result.
     const queues = t.platform.ctx.queues;
@@ -68,9 +77,19 @@ describe('crawl → pipeline → next crawl, with the real crawler', () => {
     expect(Object.values(children)[0]).toMatchObject({ taskId: ip.currentCrawl.taskId, pagesCrawled: 2, totalFound: 2 * perPage });
     // The crawl's progress and log lines, as GET /api/tasks/:id shows them.
     const task = (await t.api.get(`/api/tasks/${ip.currentCrawl.taskId}`)).body;
-    expect(task).toMatchObject({ queue: 'crawl', state: 'completed', progress: { pagesDone: 2, pagesPlanned: 2, items: 2 * perPage, errors: 0, blocks: 0, proxy: 'direct' }, logCount: 2 });
-    expect(task.logs).toEqual([expect.stringMatching(/^on_sale page 1: 120 items in \d+ ms via direct$/), expect.stringMatching(/^sold page 1: 120 items in \d+ ms via direct$/)]);
-    expect((await t.api.get(`/api/tasks/result-${ip.currentCrawl.taskId}`)).body.logs).toEqual([expect.stringContaining(`first crawl of IP ${ip.id}: 240 items recorded as its baseline`)]);
+    expect(task).toMatchObject({
+      queue: 'crawl',
+      state: 'completed',
+      progress: { pagesDone: 2, pagesPlanned: 2, items: 2 * perPage, errors: 0, blocks: 0, proxy: 'direct' },
+      logCount: 2,
+    });
+    expect(task.logs).toEqual([
+      expect.stringMatching(/^on_sale page 1: 120 items in \d+ ms via direct$/),
+      expect.stringMatching(/^sold page 1: 120 items in \d+ ms via direct$/),
+    ]);
+    expect((await t.api.get(`/api/tasks/result-${ip.currentCrawl.taskId}`)).body.logs).toEqual([
+      expect.stringContaining(`first crawl of IP ${ip.id}: 240 items recorded as its baseline`),
+    ]);
 
     const detail = (await t.api.get(`/api/ips/${ip.id}`)).body;
     expect(detail.lastCrawledAt).not.toBeNull();
@@ -98,7 +117,10 @@ describe('crawl → pipeline → next crawl, with the real crawler', () => {
     const after = (await t.api.get(`/api/ips/${ip.id}`)).body;
     expect(after.weight).toBe(0.9);
     expect(after.intervalSeconds).toBe(8000);
-    const stats = after.hourlyStats.reduce((a: { inflow: number; outflow: number }, h: { inflow: number; outflow: number }) => ({ inflow: a.inflow + h.inflow, outflow: a.outflow + h.outflow }), { inflow: 0, outflow: 0 });
+    const stats = after.hourlyStats.reduce(
+      (a: { inflow: number; outflow: number }, h: { inflow: number; outflow: number }) => ({ inflow: a.inflow + h.inflow, outflow: a.outflow + h.outflow }),
+      { inflow: 0, outflow: 0 },
+    );
     expect(stats).toEqual({ inflow: 3, outflow: 3 });
     const soldItems = (await t.api.get(`/api/ips/${ip.id}/items?status=sold&limit=500`)).body;
     for (const id of soldIds) expect(soldItems.items.find((i: { sourceId: string }) => i.sourceId === id)).toMatchObject({ status: 'sold' });

@@ -71,10 +71,13 @@ describe('crawl flow failures and replays', () => {
     const taskId = ip.currentCrawl.taskId;
     await waitFor(async () => (await q.results.getJobState(`result-${taskId}`)) === 'failed', { message: 'result did not fail for good' });
     // Failed for good: the IP was rescheduled at its interval meanwhile.
-    const next = await waitFor(async () => {
-      const c = await q.chain(ip.id);
-      return c && c !== taskId ? c : undefined;
-    }, { message: 'not rescheduled after the dead result' });
+    const next = await waitFor(
+      async () => {
+        const c = await q.chain(ip.id);
+        return c && c !== taskId ? c : undefined;
+      },
+      { message: 'not rescheduled after the dead result' },
+    );
     expect((await q.pendingFor(ip.id)).map((j) => j.id)).toEqual([next]);
     expect(await sql('SELECT task_id FROM processed_results WHERE ip_id = $1', [ip.id])).toEqual([]);
 
@@ -91,14 +94,17 @@ describe('crawl flow failures and replays', () => {
     expect((await q.pendingFor(ip.id)).map((j) => j.id)).toEqual([next]);
   });
 
-  it('replays a dead crawl as its IP\'s current crawl, now: never a second pending crawl', async () => {
+  it("replays a dead crawl as its IP's current crawl, now: never a second pending crawl", async () => {
     const ip = await createIp('broken-crawl');
     const taskId = ip.currentCrawl.taskId;
     await waitFor(async () => (await q.crawl.getJobState(taskId)) === 'failed', { message: 'crawl did not fail for good' });
-    const next = await waitFor(async () => {
-      const c = await q.chain(ip.id);
-      return c && c !== taskId ? c : undefined;
-    }, { message: 'not rescheduled after the dead crawl' });
+    const next = await waitFor(
+      async () => {
+        const c = await q.chain(ip.id);
+        return c && c !== taskId ? c : undefined;
+      },
+      { message: 'not rescheduled after the dead crawl' },
+    );
     const pending = await q.pendingFor(ip.id);
     expect(pending.map((j) => j.id)).toEqual([next]);
     expect(await pending[0]!.getState()).toBe('delayed'); // at its interval, two hours away

@@ -142,7 +142,9 @@ describe('crawl routes', () => {
     expect(board.status).toBe(200);
     const entry = board.body.entries.find((e: { ipId: number }) => e.ipId === ip.id);
     expect(entry).toMatchObject({ name: 'Cached', inflow: 2, outflow: 1, liquidityIndex: 0.5 });
-    await waitFor(async () => (await t.api.get('/api/leaderboard?type=outflow&hours=24')).headers.get('x-cache') === 'hit', { message: 'leaderboard never cached' });
+    await waitFor(async () => (await t.api.get('/api/leaderboard?type=outflow&hours=24')).headers.get('x-cache') === 'hit', {
+      message: 'leaderboard never cached',
+    });
 
     // A second crawl in the same hour: b sells, a new listing appears. Both caches are invalidated.
     await processResult(ip.id, [onSale('a', 100), sold('b', 250), onSale('d', 400)]);

@@ -49,11 +49,15 @@ describe('pipeline crash between persisting and acknowledging', () => {
 
   it('counts the result once and completes the follow-up steps after a SIGKILL', async () => {
     // Crawled a minute ago: this result is compared with that crawl and counted (a first crawl counts nothing).
-    const ipId = (await sql.query(`INSERT INTO ips (name, keyword, last_crawled_at, updated_at) VALUES ('Crash', 'crash', now() - interval '1 minute', now()) RETURNING id`)).rows[0].id as number;
+    const ipId = (
+      await sql.query(`INSERT INTO ips (name, keyword, last_crawled_at, updated_at) VALUES ('Crash', 'crash', now() - interval '1 minute', now()) RETURNING id`)
+    ).rows[0].id as number;
     procs.push(await spawnPlatform('cluster,pipeline', env));
     const taskId = await waitFor(() => q.chain(ipId), { message: 'start-up reconciliation did not schedule the IP' });
     await waitFor(async () => ['waiting', 'delayed'].includes(await q.crawl.getJobState(taskId)));
-    await waitFor(async () => (await sql.query('SELECT next_crawl_at FROM ips WHERE id = $1', [ipId])).rows[0].next_crawl_at, { message: 'reconciliation did not finish' });
+    await waitFor(async () => (await sql.query('SELECT next_crawl_at FROM ips WHERE id = $1', [ipId])).rows[0].next_crawl_at, {
+      message: 'reconciliation did not finish',
+    });
     await q.crawl.remove(taskId); // the crawler took it
 
     await sql.query('BEGIN');
@@ -69,7 +73,9 @@ describe('pipeline crash between persisting and acknowledging', () => {
     process.kill(redis.pid, 'SIGSTOP'); // from here on nothing can be acknowledged
     try {
       await sql.query('COMMIT'); // the pipeline's transaction proceeds and commits
-      await waitFor(async () => (await sql.query('SELECT 1 FROM processed_results WHERE task_id = $1', [taskId])).rowCount === 1, { message: 'the pipeline did not commit' });
+      await waitFor(async () => (await sql.query('SELECT 1 FROM processed_results WHERE task_id = $1', [taskId])).rowCount === 1, {
+        message: 'the pipeline did not commit',
+      });
       await procs[0]!.kill();
     } finally {
       process.kill(redis.pid, 'SIGCONT');

@@ -39,16 +39,33 @@ describe('result pipeline', () => {
     return { taskId, jobId: job.id!, outcome: done.returnvalue };
   }
 
-  const stats = (ipId: number) => sql('SELECT inflow, outflow, liquidity_index::float AS liq, sample_count, price_sum::int AS price_sum, min_price, max_price FROM ip_stats_hourly WHERE ip_id = $1 ORDER BY hour_bucket', [ipId]);
-  const snapshots = (ipId: number) => sql<{ source_id: string; status: string; price: number; sold_at: Date | null }>('SELECT source_id, status, price, sold_at FROM item_snapshots WHERE ip_id = $1 ORDER BY source_id', [ipId]);
+  const stats = (ipId: number) =>
+    sql(
+      'SELECT inflow, outflow, liquidity_index::float AS liq, sample_count, price_sum::int AS price_sum, min_price, max_price FROM ip_stats_hourly WHERE ip_id = $1 ORDER BY hour_bucket',
+      [ipId],
+    );
+  const snapshots = (ipId: number) =>
+    sql<{ source_id: string; status: string; price: number; sold_at: Date | null }>(
+      'SELECT source_id, status, price, sold_at FROM item_snapshots WHERE ip_id = $1 ORDER BY source_id',
+      [ipId],
+    );
 
-  it('takes an IP\'s first crawl as its baseline: recorded, nothing counted, the weight kept, no alert', async () => {
+  it("takes an IP's first crawl as its baseline: recorded, nothing counted, the weight kept, no alert", async () => {
     // A first crawl of a busy market: counted, it would be 600 new items, move the weight and
     // (outflow / inflow = 1 > 0.5 with inflow >= 2) fire high_liquidity.
     const ip = (await t.api.post('/api/ips', { name: 'Baseline', keyword: 'baseline' })).body;
     const items = [...Array.from({ length: 300 }, (_, i) => onSale(`on-${i}`, 100 + i)), ...Array.from({ length: 300 }, (_, i) => sold(`sold-${i}`, 200 + i))];
     const first = await crawl(ip.id, items);
-    expect(first.outcome).toMatchObject({ status: 'processed', baseline: true, items: 600, inflow: 0, outflow: 0, alerts: [], weight: 1, intervalSeconds: 7200 });
+    expect(first.outcome).toMatchObject({
+      status: 'processed',
+      baseline: true,
+      items: 600,
+      inflow: 0,
+      outflow: 0,
+      alerts: [],
+      weight: 1,
+      intervalSeconds: 7200,
+    });
     expect(Object.values(first.outcome.transitions).every((n) => n === 0)).toBe(true);
 
     const detail = (await t.api.get(`/api/ips/${ip.id}`)).body;
@@ -122,12 +139,18 @@ describe('result pipeline', () => {
     const now = Date.now();
     const hour = Math.floor(now / 3_600_000) * 3_600_000;
     // Two earlier hours with an average outflow of 1: the spike threshold is 2 x 1.
-    await sql(`INSERT INTO ip_stats_hourly (ip_id, hour_bucket, inflow, outflow) VALUES ($1, $2, 10, 1), ($1, $3, 10, 1)`, [ip.id, new Date(hour - 3_600_000), new Date(hour - 7_200_000)]);
+    await sql(`INSERT INTO ip_stats_hourly (ip_id, hour_bucket, inflow, outflow) VALUES ($1, $2, 10, 1), ($1, $3, 10, 1)`, [
+      ip.id,
+      new Date(hour - 3_600_000),
+      new Date(hour - 7_200_000),
+    ]);
 
     const inHour = new Date(hour + 60_000); // the same hour bucket however long the test takes
     await crawl(ip.id, [], new Date(hour + 30_000)); // the baseline
     await crawl(ip.id, [onSale('p1'), onSale('p2'), sold('s1'), sold('s2'), sold('s3')], inHour);
-    const alerts = await sql<{ rule: string; value: number; threshold: number }>('SELECT rule, value, threshold FROM alerts WHERE ip_id = $1 ORDER BY rule', [ip.id]);
+    const alerts = await sql<{ rule: string; value: number; threshold: number }>('SELECT rule, value, threshold FROM alerts WHERE ip_id = $1 ORDER BY rule', [
+      ip.id,
+    ]);
     expect(alerts).toEqual([
       { rule: 'high_liquidity', value: 1.5, threshold: 0.5 },
       { rule: 'outflow_spike', value: 3, threshold: 2 },

@@ -61,7 +61,11 @@ describe('scheduler backpressure', () => {
       { concurrency: 1 },
     );
     try {
-      await waitFor(async () => (await t.platform.ctx.db.prisma.processedResult.count()) === 40, { timeoutMs: 90_000, intervalMs: 250, message: 'not every due IP was crawled' });
+      await waitFor(async () => (await t.platform.ctx.db.prisma.processedResult.count()) === 40, {
+        timeoutMs: 90_000,
+        intervalMs: 250,
+        message: 'not every due IP was crawled',
+      });
     } finally {
       sampling = false;
       await sampler;

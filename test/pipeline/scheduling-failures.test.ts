@@ -35,10 +35,13 @@ describe('rescheduling after final failures', () => {
     const failed = (await q.crawl.getJob(failedTask))!;
     expect(failed.attemptsMade).toBe(2);
 
-    const next = await waitFor(async () => {
-      const c = await q.chain(ip.id);
-      return c && c !== failedTask ? c : undefined;
-    }, { message: 'the IP was not rescheduled' });
+    const next = await waitFor(
+      async () => {
+        const c = await q.chain(ip.id);
+        return c && c !== failedTask ? c : undefined;
+      },
+      { message: 'the IP was not rescheduled' },
+    );
     const pending = await q.pendingFor(ip.id);
     expect(pending.map((j) => j.id)).toEqual([next]);
     expect(await pending[0]!.getState()).toBe('delayed');
@@ -67,7 +70,9 @@ describe('rescheduling after final failures', () => {
     await waitFor(async () => (await q.results.getJobState(job.id!)) === 'failed', { message: 'garbled result not failed' });
     expect((await q.results.getJob(job.id!))!.failedReason).toMatch(/crawledAt/);
 
-    const next = await waitFor(() => q.chain(ip.id).then((c) => (c !== afterCrawlFailure ? c : undefined)), { message: 'not rescheduled after the failed result' });
+    const next = await waitFor(() => q.chain(ip.id).then((c) => (c !== afterCrawlFailure ? c : undefined)), {
+      message: 'not rescheduled after the failed result',
+    });
     expect((await q.pendingFor(ip.id)).map((j) => j.id)).toEqual([next]);
   });
 });

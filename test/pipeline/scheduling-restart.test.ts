@@ -38,11 +38,14 @@ describe('exactly one pending crawl per active IP across restarts (1,000 IPs)', 
 
   /** Quiet moment: no crawl running or waiting for the pipeline. Checks every IP. */
   async function expectExactlyOnePendingPerActiveIp(label: string) {
-    await waitFor(async () => {
-      const c = await q.crawl.getJobCounts('active');
-      const r = await q.results.getJobCounts('waiting', 'active', 'delayed');
-      return c.active === 0 && (r.waiting ?? 0) + (r.active ?? 0) + (r.delayed ?? 0) === 0;
-    }, { timeoutMs: 60_000, message: `${label}: crawls still in flight` });
+    await waitFor(
+      async () => {
+        const c = await q.crawl.getJobCounts('active');
+        const r = await q.results.getJobCounts('waiting', 'active', 'delayed');
+        return c.active === 0 && (r.waiting ?? 0) + (r.active ?? 0) + (r.delayed ?? 0) === 0;
+      },
+      { timeoutMs: 60_000, message: `${label}: crawls still in flight` },
+    );
     // Start-up reconciliation runs on the leader in the background: wait until every active IP has a chain.
     const { rows } = await sql.query<{ id: number; active: boolean }>('SELECT id, active FROM ips');
     const active = rows.filter((r) => r.active).map((r) => r.id);
@@ -126,7 +129,11 @@ describe('exactly one pending crawl per active IP across restarts (1,000 IPs)', 
         expect(res.status).toBe(202);
         if (id % 2) expect((await api.post(`/api/ips/${id}/crawl`)).body.task_id).toBe(res.body.task_id);
       }
-      await waitFor(async () => (await sql.query('SELECT count(*)::int AS n FROM processed_results')).rows[0].n === 220, { timeoutMs: 90_000, intervalMs: 500, message: 'due and manual crawls not all processed' });
+      await waitFor(async () => (await sql.query('SELECT count(*)::int AS n FROM processed_results')).rows[0].n === 220, {
+        timeoutMs: 90_000,
+        intervalMs: 500,
+        message: 'due and manual crawls not all processed',
+      });
     } finally {
       await crawler.close();
     }

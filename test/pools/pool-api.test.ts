@@ -17,7 +17,18 @@ import { decodeItem } from '../../src/pools/pool-item.js';
 import { refillPool } from '../../src/pools/refill-pool.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
-import { drained, duplicates, importBatch, importBatches, inServingOrder, popMany, popOne, popUntilDrained, poolOverview, type Served } from './pool-helpers.js';
+import {
+  drained,
+  duplicates,
+  importBatch,
+  importBatches,
+  inServingOrder,
+  popMany,
+  popOne,
+  popUntilDrained,
+  poolOverview,
+  type Served,
+} from './pool-helpers.js';
 
 describe('content pools over the API', () => {
   let t: TestPlatform;
@@ -56,7 +67,17 @@ describe('content pools over the API', () => {
       ['POST', '/api/pools/titles/1/items', { items: [] }, 'items'],
       ['POST', '/api/pools/titles/1/items', {}, 'items'],
       ['POST', '/api/pools/titles/1/items', { items: Array.from({ length: 501 }, () => ({ text: 'x', batchId: 1 })) }, 'items'],
-      ['POST', '/api/pools/titles/1/items', { items: [{ text: 'ok', batchId: 1 }, { text: 'x'.repeat(201), batchId: 1 }] }, 'items.1.text'],
+      [
+        'POST',
+        '/api/pools/titles/1/items',
+        {
+          items: [
+            { text: 'ok', batchId: 1 },
+            { text: 'x'.repeat(201), batchId: 1 },
+          ],
+        },
+        'items.1.text',
+      ],
       ['POST', '/api/pools/titles/1/items', { items: [{ text: '', batchId: 1 }] }, 'items.0.text'],
       ['POST', '/api/pools/titles/1/items', { items: [{ text: 'nul \u0000', batchId: 1 }] }, 'items.0.text'],
       ['POST', '/api/pools/titles/1/items', { items: [{ text: 'x', batchId: 1.5 }] }, 'items.0.batchId'],
@@ -75,7 +96,11 @@ describe('content pools over the API', () => {
 
   it('serves rows of three batches once each, newest batch first, through pop and pop-many, then 404', async () => {
     // Batches interleaved in one import: the order is by batch, then id, not by position.
-    await importBatches(t.api, 'titles', 7, [{ batchId: 2, count: 45 }, { batchId: 3, count: 40 }, { batchId: 1, count: 35 }]);
+    await importBatches(t.api, 'titles', 7, [
+      { batchId: 2, count: 45 },
+      { batchId: 3, count: 40 },
+      { batchId: 1, count: 35 },
+    ]);
     await waitFor(async () => (await poolOverview(t.api, 'titles', 7))?.poolLength === 50, { message: 'pool not filled after import' });
 
     const stream: Served[] = [];
@@ -99,10 +124,13 @@ describe('content pools over the API', () => {
     expect(empty.body.error.code).toBe('pool_empty');
     expect(await popMany(t.api, 'titles', 7, 100)).toEqual([]);
 
-    await waitFor(async () => {
-      const o = await poolOverview(t.api, 'titles', 7);
-      return o.poolLength === 0 && o.pendingConsumed === 0 && o.available === 0 && o.reserved === 0;
-    }, { message: 'consumed marks did not land' });
+    await waitFor(
+      async () => {
+        const o = await poolOverview(t.api, 'titles', 7);
+        return o.poolLength === 0 && o.pendingConsumed === 0 && o.available === 0 && o.reserved === 0;
+      },
+      { message: 'consumed marks did not land' },
+    );
     const { rows } = await t.platform.ctx.db.pool.query(`SELECT status, count(*)::int AS n FROM titles WHERE group_id = 7 GROUP BY status`);
     expect(rows).toEqual([{ status: 'consumed', n: 120 }]);
   });
@@ -118,7 +146,11 @@ describe('content pools over the API', () => {
       (await t.platform.ctx.redis.lrange(t.platform.ctx.keys.pool(type, groupId), 0, -1)).map((raw) => decodeItem(raw).id);
 
     it('two refills started at once push each row once', async () => {
-      await deps.rows.insert('contents', 3, Array.from({ length: 120 }, (_, n) => ({ text: `c-${n}`, batchId: 1 })));
+      await deps.rows.insert(
+        'contents',
+        3,
+        Array.from({ length: 120 }, (_, n) => ({ text: `c-${n}`, batchId: 1 })),
+      );
       const outcomes = await Promise.all([refillPool(deps, 'contents', 3), refillPool(deps, 'contents', 3)]);
       const pushed = outcomes.reduce((sum, o) => sum + ('pushed' in o ? o.pushed : 0), 0);
       expect(outcomes.map((o) => o.status).sort()).toEqual(['locked', 'refilled']);
@@ -147,7 +179,11 @@ describe('content pools over the API', () => {
       expect(await lists.releaseLock('contents', 4, 'new-holder')).toBe(true);
 
       // Rows reserved by a refill that never pushed them are in no pool: the next refill releases and pushes them.
-      await deps.rows.insert('contents', 4, Array.from({ length: 8 }, (_, n) => ({ text: `o-${n}`, batchId: 1 })));
+      await deps.rows.insert(
+        'contents',
+        4,
+        Array.from({ length: 8 }, (_, n) => ({ text: `o-${n}`, batchId: 1 })),
+      );
       const orphans = await deps.rows.reserve('contents', 4, 5);
       const t0Before = new Date(Date.now() - 60_000);
       expect(await deps.rows.releaseOrphans('contents', 4, [], t0Before)).toBe(0); // reserved after t0: exempt
@@ -161,7 +197,11 @@ describe('content pools over the API', () => {
   it('two marking jobs at once mark every popped row once and empty the consumed list', async () => {
     const deps = createPoolDeps(t.platform.ctx, 'test-marking');
     try {
-      await deps.rows.insert('contents', 6, Array.from({ length: 40 }, (_, n) => ({ text: `m-${n}`, batchId: 1 })));
+      await deps.rows.insert(
+        'contents',
+        6,
+        Array.from({ length: 40 }, (_, n) => ({ text: `m-${n}`, batchId: 1 })),
+      );
       await refillPool(deps, 'contents', 6);
       const popped = (await deps.lists.pop('contents', 6, 33, () => undefined)).items;
       expect(popped.length).toBe(33);
@@ -185,12 +225,15 @@ describe('content pools over the API', () => {
     for (let i = 0; i < 12; i++) before.push(...(await popMany(t.api, 'contents', 9, 2)));
     expect(before.every((s) => s.source === 'pool')).toBe(true);
     let previous = '';
-    const settled = await waitFor(async () => {
-      const o = await poolOverview(t.api, 'contents', 9);
-      const same = JSON.stringify(o) === previous; // unchanged over one interval: the refill is done
-      previous = JSON.stringify(o);
-      return same && o.pendingConsumed === 0 && o.poolLength === o.reserved ? o : undefined;
-    }, { message: 'marks did not land', intervalMs: 300 });
+    const settled = await waitFor(
+      async () => {
+        const o = await poolOverview(t.api, 'contents', 9);
+        const same = JSON.stringify(o) === previous; // unchanged over one interval: the refill is done
+        previous = JSON.stringify(o);
+        return same && o.pendingConsumed === 0 && o.poolLength === o.reserved ? o : undefined;
+      },
+      { message: 'marks did not land', intervalMs: 300 },
+    );
 
     await t.platform.ctx.redis.flushall();
     const lost = await poolOverview(t.api, 'contents', 9);
@@ -202,9 +245,12 @@ describe('content pools over the API', () => {
     expect(duplicates(all.map((s) => s.id))).toEqual([]);
     expect(all.length).toBe(80);
     expect(after.some((s) => s.source === 'pool')).toBe(true); // the released rows went back through the pool
-    await waitFor(async () => {
-      const o = await poolOverview(t.api, 'contents', 9);
-      return o.reserved === 0 && o.available === 0 && o.pendingConsumed === 0;
-    }, { message: 'consumed marks did not land after the flush' });
+    await waitFor(
+      async () => {
+        const o = await poolOverview(t.api, 'contents', 9);
+        return o.reserved === 0 && o.available === 0 && o.pendingConsumed === 0;
+      },
+      { message: 'consumed marks did not land after the flush' },
+    );
   });
 });

@@ -38,10 +38,13 @@ async function nextIds(redis: Redis, groupId: number, count: number): Promise<nu
 }
 
 async function expectAllConsumed(api: ApiClient, db: { query: (sql: string) => Promise<{ rows: any[] }> }, groupId: number, total: number) {
-  await waitFor(async () => {
-    const o = await poolOverview(api, 'titles', groupId);
-    return o.available === 0 && o.reserved === 0 && o.pendingConsumed === 0 && o.poolLength === 0;
-  }, { timeoutMs: 30_000, message: 'consumed marks did not land' });
+  await waitFor(
+    async () => {
+      const o = await poolOverview(api, 'titles', groupId);
+      return o.available === 0 && o.reserved === 0 && o.pendingConsumed === 0 && o.poolLength === 0;
+    },
+    { timeoutMs: 30_000, message: 'consumed marks did not land' },
+  );
   const { rows } = await db.query(`SELECT status, count(*)::int AS n FROM titles WHERE group_id = ${groupId} GROUP BY status`);
   expect(rows).toEqual([{ status: 'consumed', n: total }]);
 }
@@ -60,7 +63,11 @@ describe('a pop whose reply comes after its deadline', () => {
   });
 
   it('is answered from the DB; the rows it took are put back, served next, each row once and in order', async () => {
-    await importBatches(t.api, 'titles', 3, [{ batchId: 1, count: 30 }, { batchId: 2, count: 30 }, { batchId: 3, count: 30 }]);
+    await importBatches(t.api, 'titles', 3, [
+      { batchId: 1, count: 30 },
+      { batchId: 2, count: 30 },
+      { batchId: 3, count: 30 },
+    ]);
     await waitFor(async () => (await poolOverview(t.api, 'titles', 3))?.poolLength === 40, { message: 'pool not prefilled' });
     const served: Served[] = [];
     for (let i = 0; i < 5; i++) served.push((await popOne(t.api, 'titles', 3))!);
@@ -79,7 +86,9 @@ describe('a pop whose reply comes after its deadline', () => {
       expect(during.map((s) => s.source)).toEqual(Array(count).fill('db'));
       served.push(...during);
       putBack += count;
-      await waitFor(async () => (await metricValue(t.api, 'wp_pool_put_back_rows_total', { type: 'titles' })) === putBack, { message: 'late rows not put back' });
+      await waitFor(async () => (await metricValue(t.api, 'wp_pool_put_back_rows_total', { type: 'titles' })) === putBack, {
+        message: 'late rows not put back',
+      });
       expect(await nextIds(admin, 3, count)).toEqual(next);
       const again = count === 1 ? [(await popOne(t.api, 'titles', 3))!] : await popMany(t.api, 'titles', 3, count);
       expect(again).toEqual(next.map((id) => expect.objectContaining({ id, source: 'pool' })));
@@ -120,7 +129,10 @@ describe('a late reply read only after the marking job marked its rows (API proc
     const client = new ApiClient(api.apiUrl!);
     await client.login(TEST_ADMIN.username, TEST_ADMIN.password);
     admin = new Redis(redis.url);
-    await importBatches(client, 'titles', 4, [{ batchId: 1, count: 30 }, { batchId: 2, count: 30 }]);
+    await importBatches(client, 'titles', 4, [
+      { batchId: 1, count: 30 },
+      { batchId: 2, count: 30 },
+    ]);
     pools = await startTestPlatform({ roles: ['pools'], redis, db, env: ENV });
     await waitFor(async () => (await poolOverview(client, 'titles', 4))?.poolLength === 40, { message: 'pool not prefilled' });
     const served: Served[] = await popMany(client, 'titles', 4, 2);
@@ -139,10 +151,16 @@ describe('a late reply read only after the marking job marked its rows (API proc
       await admin.call('CLIENT', 'UNPAUSE');
       // The pop runs now; its reply waits unread in the stopped process. The pools process marks
       // the rows consumed and removes them from the consumed list meanwhile.
-      await waitFor(async () => {
-        const { rows } = await pools!.platform.ctx.db.pool.query(`SELECT count(*)::int AS n FROM titles WHERE id = ANY($1::bigint[]) AND status = 'consumed'`, [next]);
-        return rows[0].n === 3 && (await admin!.llen(keys.poolConsumed('titles', 4))) === 0;
-      }, { timeoutMs: 30_000, message: 'the popped rows were not marked' });
+      await waitFor(
+        async () => {
+          const { rows } = await pools!.platform.ctx.db.pool.query(
+            `SELECT count(*)::int AS n FROM titles WHERE id = ANY($1::bigint[]) AND status = 'consumed'`,
+            [next],
+          );
+          return rows[0].n === 3 && (await admin!.llen(keys.poolConsumed('titles', 4))) === 0;
+        },
+        { timeoutMs: 30_000, message: 'the popped rows were not marked' },
+      );
       expect(await nextIds(admin, 4, 3)).not.toEqual(next);
     } finally {
       api.signal('SIGCONT');

@@ -134,12 +134,17 @@ describe('pools across two API processes and a pools process', () => {
     // refill while they popped (the rest came from the DB fallback when a refill fell behind).
     expect(TOTAL - fromDb).toBeGreaterThan(5000);
 
-    await waitFor(async () => {
-      const o = await poolOverview(clients[0]!, 'titles', 11);
-      return o.available === 0 && o.reserved === 0 && o.pendingConsumed === 0;
-    }, { timeoutMs: 60_000, message: 'not every served row was marked consumed' });
+    await waitFor(
+      async () => {
+        const o = await poolOverview(clients[0]!, 'titles', 11);
+        return o.available === 0 && o.reserved === 0 && o.pendingConsumed === 0;
+      },
+      { timeoutMs: 60_000, message: 'not every served row was marked consumed' },
+    );
     const consumed = await clients[0]!.get('/api/pools');
     expect(consumed.status).toBe(200);
-    console.log(`pools multi-process: set-up ${started - t0} ms; ${TOTAL} rows in ${finished - started} ms, ${rises} refills seen, ${fromDb} rows from the DB fallback, ${putBack} put back after late replies`);
+    console.log(
+      `pools multi-process: set-up ${started - t0} ms; ${TOTAL} rows in ${finished - started} ms, ${rises} refills seen, ${fromDb} rows from the DB fallback, ${putBack} put back after late replies`,
+    );
   });
 });

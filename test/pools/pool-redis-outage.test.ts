@@ -37,7 +37,11 @@ describe('pools with Redis stopped mid-run', () => {
   afterAll(() => t?.stop());
 
   it('serves from the DB while Redis is down, from the pool again after, each row once', async () => {
-    await importBatches(t.api, 'titles', 5, [{ batchId: 1, count: 200 }, { batchId: 2, count: 200 }, { batchId: 3, count: 200 }]);
+    await importBatches(t.api, 'titles', 5, [
+      { batchId: 1, count: 200 },
+      { batchId: 2, count: 200 },
+      { batchId: 3, count: 200 },
+    ]);
     await waitFor(async () => (await poolOverview(t.api, 'titles', 5))?.poolLength === 100, { message: 'pool not prefilled' });
 
     const streams: Served[][] = [[], [], [], []];
@@ -90,10 +94,13 @@ describe('pools with Redis stopped mid-run', () => {
     expect(streams.reduce((n, s) => n + outOfOrder(s.filter((x) => x.source === 'pool')), 0)).toBeLessThanOrEqual(putBack);
 
     let last: unknown;
-    await waitFor(async () => {
-      const o = (last = await poolOverview(t.api, 'titles', 5));
-      return o.available === 0 && o.reserved === 0 && o.pendingConsumed === 0;
-    }, { timeoutMs: 30_000, message: 'consumed marks did not land after the outage' }).catch((err) => {
+    await waitFor(
+      async () => {
+        const o = (last = await poolOverview(t.api, 'titles', 5));
+        return o.available === 0 && o.reserved === 0 && o.pendingConsumed === 0;
+      },
+      { timeoutMs: 30_000, message: 'consumed marks did not land after the outage' },
+    ).catch((err) => {
       throw new Error(`${(err as Error).message}: ${JSON.stringify(last)}`);
     });
     const { rows } = await t.platform.ctx.db.pool.query(`SELECT status, count(*)::int AS n FROM titles WHERE group_id = 5 GROUP BY status`);

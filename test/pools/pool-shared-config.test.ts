@@ -39,7 +39,13 @@ describe('pools check on the shared config', () => {
       roles: ['cluster', 'pools', 'api'],
       redis,
       db,
-      env: { CONFIG_REFRESH_INTERVAL_MS: '3600000', CONFIG_SYNC_INTERVAL_MS: '200', POOL_CHECK_INTERVAL_MS: '200', POOL_SIZE: '20', POOL_REFILL_THRESHOLD: '10' },
+      env: {
+        CONFIG_REFRESH_INTERVAL_MS: '3600000',
+        CONFIG_SYNC_INTERVAL_MS: '200',
+        POOL_CHECK_INTERVAL_MS: '200',
+        POOL_SIZE: '20',
+        POOL_REFILL_THRESHOLD: '10',
+      },
     });
   });
   afterAll(async () => {

@@ -17,17 +17,27 @@ describe('job progress and logs', () => {
   beforeAll(async () => {
     t = await startTestPlatform({
       roles: ['api', 'pools', 'messages'],
-      env: { POOL_SIZE: '30', POOL_REFILL_THRESHOLD: '10', POOL_REFILL_BATCH: '20', POOL_CHECK_INTERVAL_MS: '3600000', POOL_TRIGGER_INTERVAL_MS: '0', MESSAGE_PERSIST_TRIGGER_MS: '0' },
+      env: {
+        POOL_SIZE: '30',
+        POOL_REFILL_THRESHOLD: '10',
+        POOL_REFILL_BATCH: '20',
+        POOL_CHECK_INTERVAL_MS: '3600000',
+        POOL_TRIGGER_INTERVAL_MS: '0',
+        MESSAGE_PERSIST_TRIGGER_MS: '0',
+      },
     });
   });
   afterAll(() => t?.stop());
 
   /** Completed jobs of one name, once `enough` holds for them. */
   const completed = (queue: Queue, name: string, enough: (jobs: Job[]) => boolean) =>
-    waitFor(async () => {
-      const jobs = (await queue.getJobs(['completed'], 0, -1)).filter((j: Job | undefined) => j?.name === name);
-      return enough(jobs) ? jobs : undefined;
-    }, { message: `no completed ${name} jobs` });
+    waitFor(
+      async () => {
+        const jobs = (await queue.getJobs(['completed'], 0, -1)).filter((j: Job | undefined) => j?.name === name);
+        return enough(jobs) ? jobs : undefined;
+      },
+      { message: `no completed ${name} jobs` },
+    );
   const logsOf = async (queue: Queue, job: Job) => (await queue.getJobLogs(job.id!)).logs;
 
   it('shows the rows a pool refill pushed and the rows a marking marked', async () => {

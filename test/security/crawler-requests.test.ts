@@ -129,7 +129,12 @@ describe("the crawler's browser reaches only the operator's site and what the po
 
   it('a redirect off the site to loopback is refused: the navigation fails and nothing reaches the service', async () => {
     refused.length = 0;
-    const err = await inPage((page) => page.goto(`http://127.0.0.2:${site.port}/redirect`).then(() => undefined, (e: Error) => e));
+    const err = await inPage((page) =>
+      page.goto(`http://127.0.0.2:${site.port}/redirect`).then(
+        () => undefined,
+        (e: Error) => e,
+      ),
+    );
     expect(err?.message).toMatch(/ERR_ACCESS_DENIED/);
     expect(secret.paths).toEqual([]);
     expect(refused).toEqual([{ url: `http://127.0.0.1:${secret.port}/redirected`, detail: '127.0.0.1 → 127.0.0.1: loopback', navigation: true }]);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 
-describe('job ids that name BullMQ\'s own keys', () => {
+describe("job ids that name BullMQ's own keys", () => {
   let t: TestPlatform;
 
   beforeAll(async () => {
@@ -19,7 +19,23 @@ describe('job ids that name BullMQ\'s own keys', () => {
     const queue = t.platform.ctx.queues.queue('feedRefresh');
     await queue.pause();
     const job = (await queue.getJobs(['waiting', 'delayed', 'prioritized']))[0]!;
-    const names = ['meta', 'events', 'id', 'wait', 'paused', 'delayed', 'prioritized', 'repeat', 'marker', 'pc', 'de', 'stalled-check', `${job.id}:lock`, `${job.id}:logs`, `${job.id}:processed`];
+    const names = [
+      'meta',
+      'events',
+      'id',
+      'wait',
+      'paused',
+      'delayed',
+      'prioritized',
+      'repeat',
+      'marker',
+      'pc',
+      'de',
+      'stalled-check',
+      `${job.id}:lock`,
+      `${job.id}:logs`,
+      `${job.id}:processed`,
+    ];
     const keysBefore = (await t.platform.ctx.redis.keys(`${t.platform.ctx.keys.bullPrefix}:feed-refresh:*`)).sort();
     for (const id of names) {
       for (const [method, path] of [

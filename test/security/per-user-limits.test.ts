@@ -34,7 +34,7 @@ describe('per-user limits', () => {
     await server?.stop();
   });
 
-  it('refuses a user\'s feed past FEEDS_MAX_PER_USER (409 naming url), also when they arrive at once', async () => {
+  it("refuses a user's feed past FEEDS_MAX_PER_USER (409 naming url), also when they arrive at once", async () => {
     const user = await createPlainUser(t, 'hoarder');
     for (let i = 0; i < 3; i++) expect((await user.post('/api/feeds', { url: `https://feeds.example.com/h${i}.xml` })).status).toBe(201);
     const over = await user.post('/api/feeds', { url: 'https://feeds.example.com/h3.xml' });
@@ -43,8 +43,14 @@ describe('per-user limits', () => {
 
     const racer = await createPlainUser(t, 'racer');
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => racer.post('/api/feeds', { url: `https://feeds.example.com/r${i}.xml` })));
-    expect(answers.filter((a) => a.status === 201), JSON.stringify(answers.map((a) => [a.status, a.body?.error?.code ?? a.body?.error?.message]))).toHaveLength(3);
-    expect(answers.filter((a) => a.status === 409), JSON.stringify(answers.map((a) => [a.status, a.body?.error]))).toHaveLength(7);
+    expect(
+      answers.filter((a) => a.status === 201),
+      JSON.stringify(answers.map((a) => [a.status, a.body?.error?.code ?? a.body?.error?.message])),
+    ).toHaveLength(3);
+    expect(
+      answers.filter((a) => a.status === 409),
+      JSON.stringify(answers.map((a) => [a.status, a.body?.error])),
+    ).toHaveLength(7);
     expect((await racer.get('/api/feeds')).body.feeds).toHaveLength(3);
   });
 
@@ -68,7 +74,10 @@ describe('per-user limits', () => {
       [feed.id, admin.id],
     );
     const queue = t.platform.ctx.queues.queue('maintenance');
-    await waitFor(async () => (await queue.getJobSchedulers()).some((s) => s.key === 'feeds-trim-articles'), { timeoutMs: 20_000, message: 'the trim task\'s scheduler' });
+    await waitFor(async () => (await queue.getJobSchedulers()).some((s) => s.key === 'feeds-trim-articles'), {
+      timeoutMs: 20_000,
+      message: "the trim task's scheduler",
+    });
     // The scheduler's next run is an hour away: run its job now, as the scheduler would.
     const job = await queue.add('feeds-trim-articles', { task: 'feeds-trim-articles' });
     await waitFor(async () => (await job.getState()) === 'completed', { timeoutMs: 20_000, message: 'the trim task did not complete' });
@@ -81,7 +90,10 @@ describe('per-user limits', () => {
 describe('items per feed document with the default settings', () => {
   it('stores at most FEED_MAX_ITEMS_PER_DOCUMENT (1000) items of one document', async () => {
     const server = await startFeedServer();
-    const t = await startTestPlatform({ roles: ['feeds', 'api'], env: { FEED_DOMAIN_MIN_INTERVAL_MS: '0', FEED_RECONCILE_INTERVAL_SECONDS: '0', OUTBOUND_ALLOW: '127.0.0.0/8' } });
+    const t = await startTestPlatform({
+      roles: ['feeds', 'api'],
+      env: { FEED_DOMAIN_MIN_INTERVAL_MS: '0', FEED_RECONCILE_INTERVAL_SECONDS: '0', OUTBOUND_ALLOW: '127.0.0.0/8' },
+    });
     try {
       const feed = await t.api.post('/api/feeds', { url: server.url('/rss/many.xml?items=5000') });
       const task = await waitForTask(t.api, feed.body.taskId, 60_000);

@@ -53,7 +53,10 @@ describe('production start', () => {
       await root.login('root', 'a-long-admin-password');
       const users = await root.get('/api/users');
       expect(users.body.users).toEqual(
-        expect.arrayContaining([expect.objectContaining({ username: 'admin', disabled: true }), expect.objectContaining({ username: 'root', role: 'admin', disabled: false })]),
+        expect.arrayContaining([
+          expect.objectContaining({ username: 'admin', disabled: true }),
+          expect.objectContaining({ username: 'root', role: 'admin', disabled: false }),
+        ]),
       );
     } finally {
       await second.stop();
@@ -63,6 +66,8 @@ describe('production start', () => {
   it('refuses a short ADMIN_PASSWORD and a JWT_SECRET that does not look random', async () => {
     await expect(start({ ...production, ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'x' })).rejects.toThrow(/^ADMIN_PASSWORD: must be at least 12 characters/);
     await expect(start({ ...production, ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'elevenchars' })).rejects.toThrow(/ADMIN_PASSWORD/);
-    await expect(start({ ...production, JWT_SECRET: 'a'.repeat(48), ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'a-long-admin-password' })).rejects.toThrow(/^JWT_SECRET: does not look random/);
+    await expect(start({ ...production, JWT_SECRET: 'a'.repeat(48), ADMIN_USERNAME: 'root', ADMIN_PASSWORD: 'a-long-admin-password' })).rejects.toThrow(
+      /^JWT_SECRET: does not look random/,
+    );
   });
 });

@@ -23,7 +23,7 @@ describe('roles and ownership', () => {
     expect(feed.status).toBe(201);
     feedTask = feed.body.taskId;
     feedId = feed.body.id;
-    expect((await t.api.post('/api/sessions/admin-notes/messages', { role: 'user', content: 'the admin\'s secret' })).status).toBe(201);
+    expect((await t.api.post('/api/sessions/admin-notes/messages', { role: 'user', content: "the admin's secret" })).status).toBe(201);
   });
   afterAll(() => t?.stop());
 
@@ -47,12 +47,14 @@ describe('roles and ownership', () => {
     expect(await t.platform.ctx.queues.queue('feedRefresh').getJob(feedTask)).toBeTruthy();
     // The board's page too, for a browser; and its sign-in form gives a user no session cookie.
     expect((await user.get('/admin/queues', { accept: 'text/html' })).status).toBe(403);
-    const signIn = await user.withToken(undefined).request('POST', '/admin/login', 'username=mallory&password=pw-mallory-0123', { 'content-type': 'application/x-www-form-urlencoded' });
+    const signIn = await user
+      .withToken(undefined)
+      .request('POST', '/admin/login', 'username=mallory&password=pw-mallory-0123', { 'content-type': 'application/x-www-form-urlencoded' });
     expect(signIn.status).toBe(403);
     expect(signIn.headers.get('set-cookie')).toBeNull();
   });
 
-  it('hides another user\'s feed, its task and its session (404), and writes nothing to the session', async () => {
+  it("hides another user's feed, its task and its session (404), and writes nothing to the session", async () => {
     expect((await user.get(`/api/feeds/${feedId}`)).status).toBe(404);
     expect((await user.delete(`/api/feeds/${feedId}`)).status).toBe(404);
     expect((await user.get(`/api/tasks/${feedTask}`)).status).toBe(404);
@@ -64,7 +66,7 @@ describe('roles and ownership', () => {
     expect(cached.join()).not.toContain('injected');
     // The admin still reads its own session.
     const own = await t.api.get('/api/sessions/admin-notes/messages');
-    expect(own.body.messages.map((m: { content: string }) => m.content)).toEqual(['the admin\'s secret']);
+    expect(own.body.messages.map((m: { content: string }) => m.content)).toEqual(["the admin's secret"]);
   });
 
   it('gives a user its own feeds, tasks and sessions, pool pops and IP reads', async () => {
@@ -83,7 +85,15 @@ describe('roles and ownership', () => {
 
   it('answers 403 to a user on every admin route of the OpenAPI document, and 200-or-4xx-but-never-403 on every user route', async () => {
     const doc = (await user.get('/api/openapi.json')).body;
-    const sample: Record<string, string> = { id: '1', name: 'maintenance', type: 'titles', groupId: '1', sessionId: 'mallory-chat', task_id: 'x', messageId: 'x' };
+    const sample: Record<string, string> = {
+      id: '1',
+      name: 'maintenance',
+      type: 'titles',
+      groupId: '1',
+      sessionId: 'mallory-chat',
+      task_id: 'x',
+      messageId: 'x',
+    };
     let admin = 0;
     for (const [path, ops] of Object.entries<Record<string, { 'x-access': string }>>(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {

@@ -111,10 +111,12 @@ function bodyMutations(schema: Schema, required: boolean): { label: string; valu
   }
   if (accepted.has('array')) {
     out.push({ label: 'empty array', value: [] }, { label: 'array of wrong items', value: [12345] });
-    if (schema.maxItems !== undefined && schema.maxItems <= 20_000) out.push({ label: 'too many items', value: Array.from({ length: schema.maxItems + 1 }, () => validValue(schema.items)) });
+    if (schema.maxItems !== undefined && schema.maxItems <= 20_000)
+      out.push({ label: 'too many items', value: Array.from({ length: schema.maxItems + 1 }, () => validValue(schema.items)) });
   }
   // A string of decimal digits where a union accepts one: out of range or not decimal.
-  if (stringSchema?.pattern === '^\\d{1,16}$') out.push({ label: 'digits out of range', value: '99999999999' }, { label: 'zero as digits', value: '0' }, { label: 'hex', value: '0x10' });
+  if (stringSchema?.pattern === '^\\d{1,16}$')
+    out.push({ label: 'digits out of range', value: '99999999999' }, { label: 'zero as digits', value: '0' }, { label: 'hex', value: '0x10' });
   return out;
 }
 
@@ -184,7 +186,9 @@ describe('route fuzzer over the OpenAPI document', () => {
 
   async function rowCounts(): Promise<Record<string, number>> {
     const { pool } = t.platform.ctx.db;
-    const { rows } = await pool.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1");
+    const { rows } = await pool.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1",
+    );
     const counts: Record<string, number> = {};
     for (const { table_name } of rows) counts[table_name] = Number((await pool.query(`SELECT count(*) AS n FROM "${table_name}"`)).rows[0].n);
     return counts;
@@ -218,7 +222,14 @@ describe('route fuzzer over the OpenAPI document', () => {
       return pathSamples[upTo] ?? pathSamples[name] ?? encodeURIComponent(String(validValue(schema)));
     };
 
-    async function send(op: Operation, what: string, path: Record<string, string>, query: [string, string][], body: string | undefined, brokenField: string | undefined) {
+    async function send(
+      op: Operation,
+      what: string,
+      path: Record<string, string>,
+      query: [string, string][],
+      body: string | undefined,
+      brokenField: string | undefined,
+    ) {
       const url = op.path.replace(/\{(\w+)\}/g, (_, n: string) => path[n]!) + (query.length ? `?${query.map(([k, v]) => `${k}=${v}`).join('&')}` : '');
       const res = await t.api.request(op.method, url, body);
       sent++;
@@ -230,7 +241,12 @@ describe('route fuzzer over the OpenAPI document', () => {
       }
       // A 400 names the broken field (or a field inside it, or the body as a whole).
       const field: string | undefined = res.body?.error?.field;
-      if (res.status === 400 && brokenField !== undefined && field !== undefined && !(field === brokenField || field.startsWith(`${brokenField}.`) || brokenField.startsWith(`${field}.`) || field === '(body)')) {
+      if (
+        res.status === 400 &&
+        brokenField !== undefined &&
+        field !== undefined &&
+        !(field === brokenField || field.startsWith(`${brokenField}.`) || brokenField.startsWith(`${field}.`) || field === '(body)')
+      ) {
         failures.push(`${where}: 400 names "${field}", not "${brokenField}"`);
       }
     }
@@ -254,7 +270,17 @@ describe('route fuzzer over the OpenAPI document', () => {
       for (const q of queryParams) {
         const valid = encodeURIComponent(String(validValue(q.schema)));
         for (const m of urlMutations(q.schema)) await send(op, `query ${q.name}: ${m.label}`, validPath, [[q.name, m.raw]], validBodyText, q.name);
-        await send(op, `query ${q.name}: given twice`, validPath, [[q.name, valid], [q.name, valid]], validBodyText, q.name);
+        await send(
+          op,
+          `query ${q.name}: given twice`,
+          validPath,
+          [
+            [q.name, valid],
+            [q.name, valid],
+          ],
+          validBodyText,
+          q.name,
+        );
         if (q.schema.enum) await send(op, `query ${q.name}: not in the enum`, validPath, [[q.name, 'nope']], validBodyText, q.name);
       }
       if (op.body) {
@@ -278,14 +304,15 @@ describe('route fuzzer over the OpenAPI document', () => {
         for (const [k, s] of Object.entries<Schema>(op.body.properties ?? {})) {
           fields.push({ path: [k], schema: s, required: (op.body.required ?? []).includes(k) });
           if (s.type === 'array' && s.items?.type === 'object') {
-            for (const [ik, is] of Object.entries<Schema>(s.items.properties ?? {})) fields.push({ path: [k, '0', ik], schema: is, required: (s.items.required ?? []).includes(ik) });
+            for (const [ik, is] of Object.entries<Schema>(s.items.properties ?? {}))
+              fields.push({ path: [k, '0', ik], schema: is, required: (s.items.required ?? []).includes(ik) });
           }
         }
         for (const f of fields) {
           for (const m of bodyMutations(f.schema, f.required)) {
             const broken = structuredClone(body) as Record<string, any>;
             let target: Record<string, any> = broken;
-            for (const part of f.path.slice(0, -1)) target = (target[part] ??= Array.isArray(target) ? {} : part === '0' ? {} : []);
+            for (const part of f.path.slice(0, -1)) target = target[part] ??= Array.isArray(target) ? {} : part === '0' ? {} : [];
             const last = f.path.at(-1)!;
             if (m.value === MISSING) delete target[last];
             else target[last] = m.value;
@@ -301,7 +328,9 @@ describe('route fuzzer over the OpenAPI document', () => {
     // Routes that take no input at all have nothing to break.
     expect(untested.every((r) => !r.includes('{'))).toBe(true);
     const byStatus = Object.fromEntries([...statuses].sort(([a], [b]) => a - b));
-    console.log(`route fuzzer: ${sent} requests over ${operations.length} operations, answers by status ${JSON.stringify(byStatus)} (${untested.length} operations take no input: ${untested.join(', ')})`);
+    console.log(
+      `route fuzzer: ${sent} requests over ${operations.length} operations, answers by status ${JSON.stringify(byStatus)} (${untested.length} operations take no input: ${untested.join(', ')})`,
+    );
     // The admin passed every role check: the answers are the inputs' own.
     expect(statuses.has(401) || statuses.has(403)).toBe(false);
     expect(sent).toBeGreaterThan(800);

@@ -124,7 +124,9 @@ describe('SSRF: feeds reach only what the outbound policy allows', () => {
       closedAtOnce: await listen((s) => s.end()),
     };
     const results = await Promise.all(Object.values(ports).map((port) => subscribe(`http://127.0.0.2:${port}/feed.xml`)));
-    const seen = Object.fromEntries(Object.keys(ports).map((name, i) => [name, { reason: results[i]!.task.failedReason, lastError: results[i]!.feed.lastError }]));
+    const seen = Object.fromEntries(
+      Object.keys(ports).map((name, i) => [name, { reason: results[i]!.task.failedReason, lastError: results[i]!.feed.lastError }]),
+    );
     const same = { reason: 'connection_failed: could not connect, or no answer', lastError: 'connection_failed: could not connect, or no answer' };
     expect(seen).toEqual({ closed: same, reset: same, silent: same, notHttp: same, closedAtOnce: same });
   });

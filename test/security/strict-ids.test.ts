@@ -16,7 +16,7 @@ describe('ids', () => {
   });
   afterAll(() => t?.stop());
 
-  it('refuses ids out of their column\'s range with 400 naming the field', async () => {
+  it("refuses ids out of their column's range with 400 naming the field", async () => {
     for (const [method, path, field] of [
       ['GET', '/api/feeds/99999999999', 'id'],
       ['GET', '/api/feeds/2147483648', 'id'],

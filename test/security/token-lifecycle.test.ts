@@ -43,7 +43,9 @@ describe('token lifecycle', () => {
 
   beforeAll(async () => {
     t = await startTestPlatform({ roles: ['api'] });
-    expect((await t.api.post('/api/pools/titles/7/items', { items: Array.from({ length: 20 }, (_, i) => ({ text: `row ${i}`, batchId: 1 })) })).status).toBe(201);
+    expect((await t.api.post('/api/pools/titles/7/items', { items: Array.from({ length: 20 }, (_, i) => ({ text: `row ${i}`, batchId: 1 })) })).status).toBe(
+      201,
+    );
   });
   afterAll(() => t?.stop());
 
@@ -151,7 +153,7 @@ describe('token lifecycle', () => {
     expect(await ctx.redis.ttl(ctx.keys.userCredential(31337))).toBeGreaterThan(0);
   });
 
-  it('refuses the last enabled admin\'s disabling or demotion (409)', async () => {
+  it("refuses the last enabled admin's disabling or demotion (409)", async () => {
     const adminId = (await t.platform.ctx.db.prisma.user.findUniqueOrThrow({ where: { username: 'admin' } })).id;
     const others = await t.platform.ctx.db.prisma.user.findMany({ where: { role: 'admin', disabled: false, NOT: { id: adminId } } });
     for (const o of others) expect((await t.api.patch(`/api/users/${o.id}`, { role: 'user' })).status).toBe(200);

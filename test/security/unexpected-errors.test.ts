@@ -29,9 +29,20 @@ describe.each<{ name: string; env: Record<string, string> }>([
 
   it('answers a repeated or malformed Bull Board login form with 400, not redis_unavailable, and still rate limits', async () => {
     for (const fields of [
-      [['username', 'admin'], ['username', 'admin'], ['password', 'x']],
-      [['username', 'admin'], ['password', 'a'], ['password', 'b']],
-      [['username', 'admin\u0000'], ['password', 'x']],
+      [
+        ['username', 'admin'],
+        ['username', 'admin'],
+        ['password', 'x'],
+      ],
+      [
+        ['username', 'admin'],
+        ['password', 'a'],
+        ['password', 'b'],
+      ],
+      [
+        ['username', 'admin\u0000'],
+        ['password', 'x'],
+      ],
     ] as [string, string][][]) {
       const { body, headers } = form(fields);
       const res = await anon.request('POST', '/admin/login', body, headers);
@@ -39,10 +50,16 @@ describe.each<{ name: string; env: Record<string, string> }>([
       expect(String(res.body)).not.toContain('redis_unavailable');
     }
     for (let i = 0; i < 3; i++) {
-      const { body, headers } = form([['username', TEST_ADMIN.username], ['password', `wrong-${i}`]]);
+      const { body, headers } = form([
+        ['username', TEST_ADMIN.username],
+        ['password', `wrong-${i}`],
+      ]);
       expect((await anon.request('POST', '/admin/login', body, headers)).status).toBe(401);
     }
-    const { body, headers } = form([['username', TEST_ADMIN.username], ['password', 'wrong-again']]);
+    const { body, headers } = form([
+      ['username', TEST_ADMIN.username],
+      ['password', 'wrong-again'],
+    ]);
     expect((await anon.request('POST', '/admin/login', body, headers)).status).toBe(429);
   });
 
@@ -61,7 +78,10 @@ describe.each<{ name: string; env: Record<string, string> }>([
       expect(res.body.error.code).toBe('internal_error');
       expect(res.body.error.requestId).toBe('find-me-123');
       expect(res.headers.get('x-request-id')).toBe('find-me-123');
-      const { body, headers } = form([['username', 'someone'], ['password', 'x']]);
+      const { body, headers } = form([
+        ['username', 'someone'],
+        ['password', 'x'],
+      ]);
       const board = await anon.request('POST', '/admin/login', body, headers);
       expect(board.status).toBe(500);
       expect(JSON.stringify(board.body)).not.toContain('redis_unavailable');

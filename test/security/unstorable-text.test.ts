@@ -66,7 +66,10 @@ describe('text that cannot be stored as sent', () => {
     const content = 'emoji 😀👩🏽‍💻, combining é, CJK 漢字, RTL שלום, \u0001 control, \uffff noncharacter';
     const res = await t.api.post(`/api/sessions/${session}/messages`, { role: 'user', content });
     expect(res.status).toBe(201);
-    await waitFor(async () => (await t.platform.ctx.db.prisma.chatMessage.count({ where: { sessionId: session } })) === 1, { timeoutMs: 20_000, message: 'message not written' });
+    await waitFor(async () => (await t.platform.ctx.db.prisma.chatMessage.count({ where: { sessionId: session } })) === 1, {
+      timeoutMs: 20_000,
+      message: 'message not written',
+    });
     const row = await t.platform.ctx.db.prisma.chatMessage.findFirstOrThrow({ where: { sessionId: session } });
     expect(row.content).toBe(content);
     const pool = await t.api.post('/api/pools/titles/4/items', { items: [{ text: content, batchId: 1 }] });
@@ -84,10 +87,13 @@ describe('text that cannot be stored as sent', () => {
     const refusedBefore = await counterTotal(t, 'wp_messages_refused_total');
     await ctx.redis.rpush(ctx.keys.messagePersistBuffer(buffer.shardOf(session)), entry);
 
-    const listed = await waitFor(async () => {
-      const res = await t.api.get('/api/messages/refused');
-      return res.body.messages?.find((m: { messageId: string }) => m.messageId === messageId);
-    }, { timeoutMs: 20_000, message: 'refused message not listed' });
+    const listed = await waitFor(
+      async () => {
+        const res = await t.api.get('/api/messages/refused');
+        return res.body.messages?.find((m: { messageId: string }) => m.messageId === messageId);
+      },
+      { timeoutMs: 20_000, message: 'refused message not listed' },
+    );
     expect(listed).toMatchObject({ sessionId: session, entry, shard: buffer.shardOf(session) });
     expect(listed.error).toMatch(/out of range/);
     expect(await counterTotal(t, 'wp_messages_refused_total')).toBe(refusedBefore + 1);
@@ -98,7 +104,10 @@ describe('text that cannot be stored as sent', () => {
     // Requeued: drained again, refused again, listed again (still kept).
     const requeued = await t.api.post('/api/messages/refused/requeue');
     expect(requeued.body.requeued).toBeGreaterThanOrEqual(1);
-    await waitFor(async () => (await counterTotal(t, 'wp_messages_refused_total')) === refusedBefore + 2, { timeoutMs: 20_000, message: 'requeued message not drained' });
+    await waitFor(async () => (await counterTotal(t, 'wp_messages_refused_total')) === refusedBefore + 2, {
+      timeoutMs: 20_000,
+      message: 'requeued message not drained',
+    });
     expect((await t.api.get('/api/messages/refused')).body.messages.some((m: { messageId: string }) => m.messageId === messageId)).toBe(true);
 
     // Discarded: gone for good.

@@ -34,7 +34,11 @@ export async function setup(project: TestProject): Promise<void> {
   const templateUrl = new URL(adminUrl);
   templateUrl.pathname = `/${name}`;
   // The WASM schema engine must not run inside vitest's module runner: a child process migrates.
-  const out = execFileSync(process.execPath, ['--import', 'tsx', path.join(HERE, 'migrate-child.ts'), 'apply', templateUrl.toString(), MIGRATIONS_DIR, SCHEMA_PATH], { encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(HERE, 'migrate-child.ts'), 'apply', templateUrl.toString(), MIGRATIONS_DIR, SCHEMA_PATH],
+    { encoding: 'utf8' },
+  );
   const result = JSON.parse(out.trim().split('\n').pop()!) as { ok: boolean; error?: string };
   if (!result.ok) throw new Error(`migrating the template database failed: ${result.error}`);
 

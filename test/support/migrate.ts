@@ -9,7 +9,10 @@ export const MIGRATIONS_DIR = path.join(ROOT, 'prisma/migrations');
 
 // Asynchronous on purpose: a test may serve something from this process's event loop meanwhile.
 async function run(args: string[]): Promise<{ ok: boolean; result?: any; error?: string }> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/support/migrate-child.ts'), ...args], { cwd: ROOT, encoding: 'utf8' });
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/support/migrate-child.ts'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   return JSON.parse(stdout.trim().split('\n').pop()!);
 }
 

@@ -20,7 +20,13 @@ export interface PostgresCluster {
 export async function startPostgresCluster(): Promise<PostgresCluster> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'wp-test-pg-'));
   chmodSync(dir, 0o755); // as root the server runs as the postgres user, which must reach it
-  const start = (port?: number) => startPostgresServer({ dir: path.join(dir, 'pg'), durable: false, settings: { max_connections: '300', shared_buffers: '128MB' }, ...(port ? { port } : {}) });
+  const start = (port?: number) =>
+    startPostgresServer({
+      dir: path.join(dir, 'pg'),
+      durable: false,
+      settings: { max_connections: '300', shared_buffers: '128MB' },
+      ...(port ? { port } : {}),
+    });
   let server: PostgresServerProcess | undefined = await start();
   const port = server.port;
   let removed = false;

@@ -154,9 +154,12 @@ export async function startTestRedisCluster(options: { masters?: number; nodeTim
         dir: path.join(dir, `node-${i}`),
         port,
         extraArgs: [
-          '--cluster-enabled', 'yes',
-          '--cluster-config-file', 'nodes.conf',
-          '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 5000),
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+          '--cluster-node-timeout',
+          String(options.nodeTimeoutMs ?? 5000),
           ...(withBusPortOption ? ['--cluster-port', String(busPort)] : []),
         ],
       });
@@ -175,7 +178,8 @@ export async function startTestRedisCluster(options: { masters?: number; nodeTim
     }
     for (let i = 0; ; i++) {
       const infos = await Promise.all(nodes.map((n) => clusterInfo(n.port).catch(() => ({}) as Record<string, string>)));
-      if (infos.every((info) => info.cluster_state === 'ok' && info.cluster_known_nodes === String(masters) && info.cluster_slots_assigned === String(SLOTS))) break;
+      if (infos.every((info) => info.cluster_state === 'ok' && info.cluster_known_nodes === String(masters) && info.cluster_slots_assigned === String(SLOTS)))
+        break;
       if (i >= 600) throw new Error(`Redis Cluster not ok after 30 s: ${JSON.stringify(infos)}`);
       await sleep(50);
     }

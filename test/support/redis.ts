@@ -14,7 +14,11 @@ export interface TestRedis extends RedisServerProcess {
 /** A private redis-server (AOF on) for one test file. */
 export async function startTestRedis(options: { dir?: string; port?: number; extraArgs?: string[] } = {}): Promise<TestRedis> {
   const dir = options.dir ?? mkdtempSync(path.join(os.tmpdir(), 'wp-test-redis-'));
-  const server = await startRedisServer({ dir, ...(options.port ? { port: options.port } : {}), ...(options.extraArgs ? { extraArgs: options.extraArgs } : {}) });
+  const server = await startRedisServer({
+    dir,
+    ...(options.port ? { port: options.port } : {}),
+    ...(options.extraArgs ? { extraArgs: options.extraArgs } : {}),
+  });
   return {
     ...server,
     dir,

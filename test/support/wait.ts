@@ -1,7 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
-export async function waitFor<T>(check: () => Promise<T> | T, options: { timeoutMs?: number; intervalMs?: number; message?: string } = {}): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  check: () => Promise<T> | T,
+  options: { timeoutMs?: number; intervalMs?: number; message?: string } = {},
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   let last: unknown;
   for (;;) {
@@ -12,7 +15,8 @@ export async function waitFor<T>(check: () => Promise<T> | T, options: { timeout
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`${options.message ?? 'condition not met'} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    if (Date.now() > deadline)
+      throw new Error(`${options.message ?? 'condition not met'} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
     await sleep(options.intervalMs ?? 100);
   }
 }

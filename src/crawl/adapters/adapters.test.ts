@@ -15,21 +15,21 @@ describe('site adapters', () => {
   it('mercari: page tokens after the first page, sold_out for sold; "embedded" means the real site', () => {
     const a = createSiteAdapter('mercari', 'embedded');
     expect(a.searchUrl('ado', 'on_sale', 1)).toBe('https://jp.mercari.com/search?keyword=ado&status=on_sale&sort=created_time&order=desc');
-    expect(a.searchUrl('ado', 'sold', 2)).toBe(
-      'https://jp.mercari.com/search?keyword=ado&status=sold_out&sort=created_time&order=desc&page_token=v1%3A1',
-    );
+    expect(a.searchUrl('ado', 'sold', 2)).toBe('https://jp.mercari.com/search?keyword=ado&status=sold_out&sort=created_time&order=desc&page_token=v1%3A1');
   });
 
   it('mercari: an id from the item link, absolute URLs', () => {
     const a = createSiteAdapter('mercari', 'https://jp.mercari.com');
-    expect(a.parseRow({ id: null, href: '/item/m12345678901', title: ' Ado  CD ', price: '¥1,280', image: 'https://static.mercdn.net/x.jpg' }, 'sold')).toEqual({
-      sourceId: 'm12345678901',
-      title: 'Ado CD',
-      price: 1280,
-      imageUrl: 'https://static.mercdn.net/x.jpg',
-      itemUrl: 'https://jp.mercari.com/item/m12345678901',
-      status: 'sold',
-    });
+    expect(a.parseRow({ id: null, href: '/item/m12345678901', title: ' Ado  CD ', price: '¥1,280', image: 'https://static.mercdn.net/x.jpg' }, 'sold')).toEqual(
+      {
+        sourceId: 'm12345678901',
+        title: 'Ado CD',
+        price: 1280,
+        imageUrl: 'https://static.mercdn.net/x.jpg',
+        itemUrl: 'https://jp.mercari.com/item/m12345678901',
+        status: 'sold',
+      },
+    );
   });
 
   it('skips rows that are not complete items', () => {

@@ -23,7 +23,11 @@ export function authRoutes(auth: AuthService, accounts: Accounts): AnyRoute[] {
       summary: 'Exchange a username and password for an API token (at most LOGIN_RATE_LIMIT_MAX failures per window per user name and client address).',
       access: 'public',
       body: loginBody,
-      responses: { 200: { description: 'token', schema: loginReply }, 401: { description: 'unknown user, wrong password, or disabled user' }, 429: { description: 'too many failed logins' } },
+      responses: {
+        200: { description: 'token', schema: loginReply },
+        401: { description: 'unknown user, wrong password, or disabled user' },
+        429: { description: 'too many failed logins' },
+      },
       handler: async ({ body, ip }) => ({ body: await auth.login(body.username, body.password, ip) }),
     }),
     defineRoute({
@@ -45,7 +49,11 @@ export function authRoutes(auth: AuthService, accounts: Accounts): AnyRoute[] {
       summary: 'Change your own password; every token issued before (this one too) is refused from now on.',
       access: 'user',
       body: passwordBody,
-      responses: { 204: { description: 'changed; log in again' }, 400: { description: 'wrong_password (field currentPassword), or a new password that is too short or long' }, 429: { description: 'too many wrong current passwords' } },
+      responses: {
+        204: { description: 'changed; log in again' },
+        400: { description: 'wrong_password (field currentPassword), or a new password that is too short or long' },
+        429: { description: 'too many wrong current passwords' },
+      },
       handler: async ({ auth: info, body, ip }) => {
         await accounts.changeOwnPassword(info!.userId, body.currentPassword, body.newPassword, ip);
         return { status: 204 };

@@ -5,13 +5,19 @@ import { defineRoute, type AnyRoute } from '../route.js';
 export function clusterRoutes(cluster: ClusterView): AnyRoute[] {
   return [
     defineRoute({
-      method: 'get', path: '/api/cluster', tag: 'cluster', access: 'admin',
-      summary: 'The leader, the shared config version, each singleton work with its holder, the live instances and the answering instance\'s own view.',
+      method: 'get',
+      path: '/api/cluster',
+      tag: 'cluster',
+      access: 'admin',
+      summary: "The leader, the shared config version, each singleton work with its holder, the live instances and the answering instance's own view.",
       responses: { 200: { description: '{leader, configVersion, leases, instances: [{id, roles, queues, lastSeen, ...}], self, redis}' } },
       handler: async () => ({ body: await cluster.status() }),
     }),
     defineRoute({
-      method: 'get', path: '/api/cluster/config', tag: 'cluster', access: 'admin',
+      method: 'get',
+      path: '/api/cluster/config',
+      tag: 'cluster',
+      access: 'admin',
       summary: 'The shared config the answering instance runs on: version, source (shared or local), content.',
       responses: { 200: { description: 'snapshot' }, 503: { description: 'not loaded yet' } },
       handler: () => {

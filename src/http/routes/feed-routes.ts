@@ -32,7 +32,9 @@ const patchBody = z
 const feedParams = z.object({ id: idParam });
 const articlesQuery = z.strictObject({ limit: decimalInt(1, 500).default(50) });
 const scheduleBody = z.strictObject({
-  feed_id: z.union([z.number().int().min(1).max(INT32_MAX), idParam], { error: `must be a positive integer up to ${INT32_MAX} (a JSON number or a string of decimal digits)` }),
+  feed_id: z.union([z.number().int().min(1).max(INT32_MAX), idParam], {
+    error: `must be a positive integer up to ${INT32_MAX} (a JSON number or a string of decimal digits)`,
+  }),
   force_immediate: z.boolean().default(false),
 });
 
@@ -62,30 +64,54 @@ const scheduleReply = z.object({
 export function feedRoutes(feeds: FeedService): AnyRoute[] {
   return [
     defineRoute({
-      method: 'post', path: '/api/feeds', tag: 'feeds', access: 'user', summary: 'Subscribe to a feed; its first refresh is scheduled at once.',
+      method: 'post',
+      path: '/api/feeds',
+      tag: 'feeds',
+      access: 'user',
+      summary: 'Subscribe to a feed; its first refresh is scheduled at once.',
       body: createBody,
-      responses: { 201: { description: 'the feed, with taskId of its first refresh', schema: feedReply.extend({ taskId: z.string() }) }, 409: { description: 'you already subscribe to this URL' } },
+      responses: {
+        201: { description: 'the feed, with taskId of its first refresh', schema: feedReply.extend({ taskId: z.string() }) },
+        409: { description: 'you already subscribe to this URL' },
+      },
       handler: async ({ auth, body }) => ({ status: 201, body: await feeds.subscribe(auth!.userId, body) }),
     }),
     defineRoute({
-      method: 'get', path: '/api/feeds', tag: 'feeds', access: 'user', summary: 'Your feeds.',
+      method: 'get',
+      path: '/api/feeds',
+      tag: 'feeds',
+      access: 'user',
+      summary: 'Your feeds.',
       responses: { 200: { description: 'feeds', schema: z.object({ feeds: z.array(feedReply) }) } },
       handler: async ({ auth }) => ({ body: { feeds: await feeds.list(auth!.userId) } }),
     }),
     defineRoute({
-      method: 'get', path: '/api/feeds/:id', tag: 'feeds', access: 'user', summary: 'One feed: status, errorCount, lastError, lastFetchedAt, nextRefreshAt.',
+      method: 'get',
+      path: '/api/feeds/:id',
+      tag: 'feeds',
+      access: 'user',
+      summary: 'One feed: status, errorCount, lastError, lastFetchedAt, nextRefreshAt.',
       params: feedParams,
       responses: { 200: { description: 'feed', schema: feedReply }, 404: { description: 'no such feed of yours' } },
       handler: async ({ auth, params }) => ({ body: await feeds.get(auth!.userId, params.id) }),
     }),
     defineRoute({
-      method: 'patch', path: '/api/feeds/:id', tag: 'feeds', access: 'user', summary: 'Change the title or the refresh interval (the pending refresh moves at once).',
-      params: feedParams, body: patchBody,
+      method: 'patch',
+      path: '/api/feeds/:id',
+      tag: 'feeds',
+      access: 'user',
+      summary: 'Change the title or the refresh interval (the pending refresh moves at once).',
+      params: feedParams,
+      body: patchBody,
       responses: { 200: { description: 'feed', schema: feedReply }, 404: { description: 'no such feed of yours' } },
       handler: async ({ auth, params, body }) => ({ body: await feeds.update(auth!.userId, params.id, body) }),
     }),
     defineRoute({
-      method: 'delete', path: '/api/feeds/:id', tag: 'feeds', access: 'user', summary: 'Unsubscribe: deletes the feed and its articles and stops its refreshes.',
+      method: 'delete',
+      path: '/api/feeds/:id',
+      tag: 'feeds',
+      access: 'user',
+      summary: 'Unsubscribe: deletes the feed and its articles and stops its refreshes.',
       params: feedParams,
       responses: { 204: { description: 'deleted' }, 404: { description: 'no such feed of yours' } },
       handler: async ({ auth, params }) => {
@@ -94,16 +120,27 @@ export function feedRoutes(feeds: FeedService): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'get', path: '/api/feeds/:id/articles', tag: 'feeds', access: 'user', summary: 'Articles of a feed, newest first.',
-      params: feedParams, query: articlesQuery,
+      method: 'get',
+      path: '/api/feeds/:id/articles',
+      tag: 'feeds',
+      access: 'user',
+      summary: 'Articles of a feed, newest first.',
+      params: feedParams,
+      query: articlesQuery,
       responses: { 200: { description: 'articles' }, 404: { description: 'no such feed of yours' } },
       handler: async ({ auth, params, query }) => ({ body: { articles: await feeds.articles(auth!.userId, params.id, query.limit) } }),
     }),
     defineRoute({
-      method: 'post', path: '/api/queue/schedule-feed', tag: 'feeds', access: 'user',
+      method: 'post',
+      path: '/api/queue/schedule-feed',
+      tag: 'feeds',
+      access: 'user',
       summary: 'Ask for a refresh: force_immediate runs one ahead of periodic work; otherwise the periodic one at last fetch + interval.',
       body: scheduleBody,
-      responses: { 202: { description: 'queued, or the refresh already running or pending', schema: scheduleReply }, 404: { description: 'no such feed of yours' } },
+      responses: {
+        202: { description: 'queued, or the refresh already running or pending', schema: scheduleReply },
+        404: { description: 'no such feed of yours' },
+      },
       handler: async ({ auth, body }) => ({ status: 202, body: await feeds.requestRefresh(auth!.userId, body.feed_id, body.force_immediate) }),
     }),
   ];

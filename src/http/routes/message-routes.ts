@@ -43,7 +43,10 @@ export function messageRoutes(messages: MessageService, settings: { maxContentBy
       params: sessionParams,
       body: appendBody(settings.maxContentBytes),
       revocation: 'in-handler',
-      responses: { 201: { description: 'the accepted message', schema: messageSchema }, 503: { description: 'neither the persist queue nor the database is available' } },
+      responses: {
+        201: { description: 'the accepted message', schema: messageSchema },
+        503: { description: 'neither the persist queue nor the database is available' },
+      },
       handler: async ({ params, body, auth }) => {
         const { entry } = await messages.append(auth!.userId, params.sessionId, body.role, body.content, auth!.revocation);
         return { status: 201, json: entry };
@@ -74,25 +77,36 @@ const refusedParams = z.object({ messageId: z.string().min(1).max(64) });
 export function refusedMessageRoutes(refused: RefusedMessagesApi): AnyRoute[] {
   return [
     defineRoute({
-      method: 'get', path: '/api/messages/refused', tag: 'messages', access: 'admin',
-      summary: 'Accepted messages the database refused when their buffer was drained, with the reason; kept until requeued or discarded (wp_messages_refused_total counts them).',
+      method: 'get',
+      path: '/api/messages/refused',
+      tag: 'messages',
+      access: 'admin',
+      summary:
+        'Accepted messages the database refused when their buffer was drained, with the reason; kept until requeued or discarded (wp_messages_refused_total counts them).',
       query: refusedQuery,
       responses: { 200: { description: '{total, messages: [{shard, messageId, sessionId, error, entry}]}' } },
       handler: async ({ query }) => ({ body: await refused.list(query.limit) }),
     }),
     defineRoute({
-      method: 'post', path: '/api/messages/refused/requeue', tag: 'messages', access: 'admin',
+      method: 'post',
+      path: '/api/messages/refused/requeue',
+      tag: 'messages',
+      access: 'admin',
       summary: 'Put every refused message back into its buffer and drain it again (after fixing what refused them).',
       responses: { 200: { description: '{requeued}' } },
       handler: async () => ({ body: { requeued: await refused.requeue() } }),
     }),
     defineRoute({
-      method: 'delete', path: '/api/messages/refused/:messageId', tag: 'messages', access: 'admin',
+      method: 'delete',
+      path: '/api/messages/refused/:messageId',
+      tag: 'messages',
+      access: 'admin',
       summary: 'Discard one refused message for good.',
       params: refusedParams,
       responses: { 204: { description: 'discarded' }, 404: { description: 'no refused message with this id' } },
       handler: async ({ params }) => {
-        if (!(await refused.discard(params.messageId))) throw new NotFoundError('not_found', `no refused message "${params.messageId}"`, { field: 'messageId' });
+        if (!(await refused.discard(params.messageId)))
+          throw new NotFoundError('not_found', `no refused message "${params.messageId}"`, { field: 'messageId' });
         return { status: 204 };
       },
     }),

@@ -42,12 +42,20 @@ const dependencies = z.record(z.string(), z.enum(['up', 'down']));
 export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
   return [
     defineRoute({
-      method: 'get', path: '/healthz', tag: 'platform', access: 'public', summary: 'Liveness: the process answers.',
+      method: 'get',
+      path: '/healthz',
+      tag: 'platform',
+      access: 'public',
+      summary: 'Liveness: the process answers.',
       responses: { 200: { description: 'alive', schema: z.object({ status: z.literal('ok') }) } },
       handler: () => ({ body: { status: 'ok' } }),
     }),
     defineRoute({
-      method: 'get', path: '/readyz', tag: 'platform', access: 'public', summary: 'Readiness: Redis and the database answer (each probe at most 2 s).',
+      method: 'get',
+      path: '/readyz',
+      tag: 'platform',
+      access: 'public',
+      summary: 'Readiness: Redis and the database answer (each probe at most 2 s).',
       responses: {
         200: { description: 'ready', schema: z.object({ status: z.literal('ready'), dependencies }) },
         503: { description: 'not_ready; `error.field` names the first dependency down' },
@@ -62,7 +70,9 @@ export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'get', path: '/metrics', tag: 'platform',
+      method: 'get',
+      path: '/metrics',
+      tag: 'platform',
       access: options.metricsPublic ? 'public' : 'admin',
       ...(options.metricsToken ? { staticCredential: staticToken(options.metricsToken) } : {}),
       summary: 'Prometheus metrics (text exposition): to admins, to METRICS_TOKEN as a bearer token, or to anybody with METRICS_PUBLIC=true.',
@@ -73,7 +83,11 @@ export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'get', path: '/api/openapi.json', tag: 'platform', access: 'user', summary: 'This document.',
+      method: 'get',
+      path: '/api/openapi.json',
+      tag: 'platform',
+      access: 'user',
+      summary: 'This document.',
       responses: { 200: { description: 'OpenAPI 3.1' } },
       handler: () => ({ json: options.openapi() }),
     }),

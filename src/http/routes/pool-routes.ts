@@ -13,7 +13,11 @@ const poolParams = z.object({
 });
 
 const popManyBody = z.strictObject({
-  count: z.number({ message: 'must be an integer from 1 to 100' }).int('must be an integer from 1 to 100').min(1, 'must be at least 1').max(100, 'must be at most 100'),
+  count: z
+    .number({ message: 'must be an integer from 1 to 100' })
+    .int('must be an integer from 1 to 100')
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100'),
 });
 
 function importBody(maxItems: number, maxTextBytes: number) {
@@ -24,7 +28,11 @@ function importBody(maxItems: number, maxTextBytes: number) {
     .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
   const item = z.strictObject({
     text,
-    batchId: z.number({ message: 'must be an integer' }).int('must be an integer').min(0, 'must not be negative').max(2_147_483_647, 'must be at most 2147483647'),
+    batchId: z
+      .number({ message: 'must be an integer' })
+      .int('must be an integer')
+      .min(0, 'must not be negative')
+      .max(2_147_483_647, 'must be at most 2147483647'),
   });
   return z.strictObject({
     items: z.array(item).min(1, 'must hold at least one item').max(maxItems, `must hold at most ${maxItems} items`),
@@ -37,10 +45,19 @@ export function poolRoutes(pools: PoolService): AnyRoute[] {
   const { maxImportItems, maxTextBytes } = pools.settings;
   return [
     defineRoute({
-      method: 'post', path: '/api/pools/:type/:groupId/pop', tag: 'pools', access: 'user',
-      summary: 'Take the next row of a pool (FIFO, batch_id DESC, id ASC); each row is served once. Falls back to the DB when the pool is empty or Redis is down.',
-      params: poolParams, revocation: 'in-handler',
-      responses: { 200: { description: 'the row', schema: servedItem }, 404: { description: 'pool_empty: no row left' }, 503: { description: 'pool and database unavailable' } },
+      method: 'post',
+      path: '/api/pools/:type/:groupId/pop',
+      tag: 'pools',
+      access: 'user',
+      summary:
+        'Take the next row of a pool (FIFO, batch_id DESC, id ASC); each row is served once. Falls back to the DB when the pool is empty or Redis is down.',
+      params: poolParams,
+      revocation: 'in-handler',
+      responses: {
+        200: { description: 'the row', schema: servedItem },
+        404: { description: 'pool_empty: no row left' },
+        503: { description: 'pool and database unavailable' },
+      },
       handler: async ({ params, auth }) => {
         const [item] = await pools.pop(params.type, params.groupId, 1, auth?.revocation);
         if (!item) throw new NotFoundError('pool_empty', `no ${params.type} left in group ${params.groupId}`);
@@ -48,21 +65,33 @@ export function poolRoutes(pools: PoolService): AnyRoute[] {
       },
     }),
     defineRoute({
-      method: 'post', path: '/api/pools/:type/:groupId/pop-many', tag: 'pools', access: 'user',
+      method: 'post',
+      path: '/api/pools/:type/:groupId/pop-many',
+      tag: 'pools',
+      access: 'user',
       summary: 'Take up to `count` rows (1–100) in one request, with the same guarantees as pop; fewer or none when the rows run out.',
-      params: poolParams, body: popManyBody, revocation: 'in-handler',
+      params: poolParams,
+      body: popManyBody,
+      revocation: 'in-handler',
       responses: { 200: { description: 'the rows', schema: z.object({ items: z.array(servedItem) }) } },
       handler: async ({ params, body, auth }) => ({ body: { items: await pools.pop(params.type, params.groupId, body.count, auth?.revocation) } }),
     }),
     defineRoute({
-      method: 'post', path: '/api/pools/:type/:groupId/items', tag: 'pools', access: 'admin',
+      method: 'post',
+      path: '/api/pools/:type/:groupId/items',
+      tag: 'pools',
+      access: 'admin',
       summary: 'Import rows into a group (available for the pool); all or nothing.',
-      params: poolParams, body: importBody(maxImportItems, maxTextBytes),
+      params: poolParams,
+      body: importBody(maxImportItems, maxTextBytes),
       responses: { 201: { description: 'inserted', schema: z.object({ inserted: z.number() }) } },
       handler: async ({ params, body }) => ({ status: 201, body: { inserted: await pools.importItems(params.type, params.groupId, body.items) } }),
     }),
     defineRoute({
-      method: 'get', path: '/api/pools', tag: 'pools', access: 'admin',
+      method: 'get',
+      path: '/api/pools',
+      tag: 'pools',
+      access: 'admin',
       summary: 'Every pool by type and group: list length, consumed ids not yet marked, rows available and reserved in the DB.',
       responses: { 200: { description: 'pools' } },
       handler: async () => ({ body: { pools: await pools.overview() } }),

@@ -23,7 +23,10 @@ const username = z.string().regex(/^[A-Za-z0-9._@-]{1,64}$/, 'must be 1 to 64 le
 const createUserBody = z.strictObject({ username, password: newPassword, role: roleSchema.default('user') });
 const patchUserBody = z
   .strictObject({ role: roleSchema.optional(), disabled: z.boolean().optional(), password: newPassword.optional() })
-  .refine((b) => b.role !== undefined || b.disabled !== undefined || b.password !== undefined, { message: 'give role, disabled and/or password', path: ['(body)'] });
+  .refine((b) => b.role !== undefined || b.disabled !== undefined || b.password !== undefined, {
+    message: 'give role, disabled and/or password',
+    path: ['(body)'],
+  });
 const userParams = z.object({ id: idParam });
 const userReply = z.object({ id: z.number(), username: z.string(), role: roleSchema, disabled: z.boolean(), createdAt: z.string(), updatedAt: z.string() });
 
@@ -38,37 +41,73 @@ const keyReply = z.object({ id: z.number(), name: z.string(), userId: z.number()
 export function userRoutes(accounts: Accounts, apiKeys: ApiKeys): AnyRoute[] {
   return [
     defineRoute({
-      method: 'post', path: '/api/users', tag: 'users', access: 'admin', summary: 'Create a user (role "user" unless given).',
+      method: 'post',
+      path: '/api/users',
+      tag: 'users',
+      access: 'admin',
+      summary: 'Create a user (role "user" unless given).',
       body: createUserBody,
       responses: { 201: { description: 'the user', schema: userReply }, 409: { description: 'username_taken' } },
       handler: async ({ body }) => ({ status: 201, body: await accounts.create(body) }),
     }),
     defineRoute({
-      method: 'get', path: '/api/users', tag: 'users', access: 'admin', summary: 'Every user.',
+      method: 'get',
+      path: '/api/users',
+      tag: 'users',
+      access: 'admin',
+      summary: 'Every user.',
       responses: { 200: { description: 'users', schema: z.object({ users: z.array(userReply) }) } },
       handler: async () => ({ body: { users: await accounts.list() } }),
     }),
     defineRoute({
-      method: 'patch', path: '/api/users/:id', tag: 'users', access: 'admin',
-      summary: 'Change a user\'s role, disabled flag or password: every token of the user issued before is refused from now on; disabling (or taking the admin role) revokes its (admin) API keys.',
-      params: userParams, body: patchUserBody,
-      responses: { 200: { description: 'the user', schema: userReply }, 404: { description: 'no such user' }, 409: { description: 'last_admin: the last enabled admin' } },
+      method: 'patch',
+      path: '/api/users/:id',
+      tag: 'users',
+      access: 'admin',
+      summary:
+        "Change a user's role, disabled flag or password: every token of the user issued before is refused from now on; disabling (or taking the admin role) revokes its (admin) API keys.",
+      params: userParams,
+      body: patchUserBody,
+      responses: {
+        200: { description: 'the user', schema: userReply },
+        404: { description: 'no such user' },
+        409: { description: 'last_admin: the last enabled admin' },
+      },
       handler: async ({ params, body }) => ({ body: await accounts.update(params.id, body) }),
     }),
     defineRoute({
-      method: 'post', path: '/api/api-keys', tag: 'users', access: 'admin',
-      summary: 'Create an API key for a user (yourself unless userId is given) with a role no higher than the user\'s. The answer\'s `key` is shown only this once; send it as `Authorization: Bearer <key>`.',
+      method: 'post',
+      path: '/api/api-keys',
+      tag: 'users',
+      access: 'admin',
+      summary:
+        "Create an API key for a user (yourself unless userId is given) with a role no higher than the user's. The answer's `key` is shown only this once; send it as `Authorization: Bearer <key>`.",
       body: createKeyBody,
-      responses: { 201: { description: 'the key, with its text', schema: keyReply.extend({ key: z.string() }) }, 404: { description: 'no such user' }, 409: { description: 'the user is disabled' } },
-      handler: async ({ body, auth }) => ({ status: 201, body: await apiKeys.create({ name: body.name, role: body.role, userId: body.userId ?? auth!.userId }) }),
+      responses: {
+        201: { description: 'the key, with its text', schema: keyReply.extend({ key: z.string() }) },
+        404: { description: 'no such user' },
+        409: { description: 'the user is disabled' },
+      },
+      handler: async ({ body, auth }) => ({
+        status: 201,
+        body: await apiKeys.create({ name: body.name, role: body.role, userId: body.userId ?? auth!.userId }),
+      }),
     }),
     defineRoute({
-      method: 'get', path: '/api/api-keys', tag: 'users', access: 'admin', summary: 'Every API key (never its text).',
+      method: 'get',
+      path: '/api/api-keys',
+      tag: 'users',
+      access: 'admin',
+      summary: 'Every API key (never its text).',
       responses: { 200: { description: 'keys', schema: z.object({ keys: z.array(keyReply) }) } },
       handler: async () => ({ body: { keys: await apiKeys.list() } }),
     }),
     defineRoute({
-      method: 'delete', path: '/api/api-keys/:id', tag: 'users', access: 'admin', summary: 'Revoke an API key: refused from now on, everywhere.',
+      method: 'delete',
+      path: '/api/api-keys/:id',
+      tag: 'users',
+      access: 'admin',
+      summary: 'Revoke an API key: refused from now on, everywhere.',
       params: keyParams,
       responses: { 204: { description: 'revoked' }, 404: { description: 'no such key' } },
       handler: async ({ params }) => {

@@ -40,15 +40,28 @@ const MAX_HOLD_BACK_PER_TICK = 5000;
 export function schedulerMetrics(metrics: Metrics) {
   return {
     heldBack: metrics.counter('wp_scheduler_held_back_total', 'Due crawls pushed back by backpressure.'),
-    rounds: metrics.counter('wp_scheduler_backpressure_rounds_total', 'Backpressure rounds run by the crawl-scheduler leader, by outcome (ok, failed).', ['outcome']),
-    roundSeconds: metrics.histogram('wp_scheduler_backpressure_round_seconds', 'Duration of a backpressure round.', [], [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5]),
+    rounds: metrics.counter('wp_scheduler_backpressure_rounds_total', 'Backpressure rounds run by the crawl-scheduler leader, by outcome (ok, failed).', [
+      'outcome',
+    ]),
+    roundSeconds: metrics.histogram(
+      'wp_scheduler_backpressure_round_seconds',
+      'Duration of a backpressure round.',
+      [],
+      [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+    ),
     reconciled: metrics.counter('wp_scheduler_reconciled_total', 'Changes made by reconciliation, by action.', ['action']),
-    finalFailures: metrics.counter('wp_scheduler_final_failures_total', 'Crawl tasks that ended without a result (queue crawl: the crawl failed for good; crawl-result: its processing did); their IP was rescheduled.', ['queue']),
+    finalFailures: metrics.counter(
+      'wp_scheduler_final_failures_total',
+      'Crawl tasks that ended without a result (queue crawl: the crawl failed for good; crawl-result: its processing did); their IP was rescheduled.',
+      ['queue'],
+    ),
   };
 }
 
 /** Holds back due crawls beyond the threshold (see backpressure.ts). One round. */
-export async function applyBackpressure(deps: Pick<BackpressureDeps, 'scheduler' | 'redis' | 'settings'>): Promise<{ waiting: number; due: number; released: number; heldBack: number }> {
+export async function applyBackpressure(
+  deps: Pick<BackpressureDeps, 'scheduler' | 'redis' | 'settings'>,
+): Promise<{ waiting: number; due: number; released: number; heldBack: number }> {
   const { scheduler, redis, settings } = deps;
   const queue = scheduler.queue;
   const now = Date.now();

@@ -28,10 +28,16 @@ const BUCKET_SIZE = 100;
 const claimMany = RedisScript.load('crawl-chain-claim', new URL('./crawl-chain-claim.lua', import.meta.url), { keys: ['buckets'], args: [] });
 
 /** advance: T → N (crawl-chain-advance.lua). */
-const advanceScript = RedisScript.load('crawl-chain-advance', new URL('./crawl-chain-advance.lua', import.meta.url), { keys: ['bucket'], args: ['ipId', 'from', 'next'] });
+const advanceScript = RedisScript.load('crawl-chain-advance', new URL('./crawl-chain-advance.lua', import.meta.url), {
+  keys: ['bucket'],
+  args: ['ipId', 'from', 'next'],
+});
 
 /** release: any (or exactly T) → absent (crawl-chain-release.lua). */
-const releaseScript = RedisScript.load('crawl-chain-release', new URL('./crawl-chain-release.lua', import.meta.url), { keys: ['bucket'], args: ['ipId', 'expected'] });
+const releaseScript = RedisScript.load('crawl-chain-release', new URL('./crawl-chain-release.lua', import.meta.url), {
+  keys: ['bucket'],
+  args: ['ipId', 'expected'],
+});
 
 export type AdvanceOutcome = { kind: 'advanced' | 'already' | 'none' } | { kind: 'stale'; current: string };
 

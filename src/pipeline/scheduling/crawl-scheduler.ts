@@ -97,7 +97,10 @@ export class CrawlScheduler {
    * from when it is added). IPs that already have one keep it. Returns the IPs newly scheduled,
    * with their task ids.
    */
-  async scheduleMany(ips: readonly (SchedulableIp & { dueAt: number })[], options: { minDelayMs?: number; signal?: AbortSignal } = {}): Promise<Map<number, string>> {
+  async scheduleMany(
+    ips: readonly (SchedulableIp & { dueAt: number })[],
+    options: { minDelayMs?: number; signal?: AbortSignal } = {},
+  ): Promise<Map<number, string>> {
     const claimed = new Map<number, string>();
     const chunk = 1000;
     for (let i = 0; i < ips.length && !options.signal?.aborted; i += chunk) {
@@ -108,11 +111,13 @@ export class CrawlScheduler {
         if (!r.claimed) return [];
         claimed.set(ip.id, r.taskId);
         const { pagesOnSale, pagesSold } = this.deps.settings;
-        return [{
-          name: 'crawl',
-          data: { ipId: ip.id, keyword: ip.keyword, taskId: r.taskId, pagesOnSale, pagesSold },
-          opts: { jobId: r.taskId, delay: Math.max(options.minDelayMs ?? 0, Math.round(ip.dueAt - Date.now())) },
-        }];
+        return [
+          {
+            name: 'crawl',
+            data: { ipId: ip.id, keyword: ip.keyword, taskId: r.taskId, pagesOnSale, pagesSold },
+            opts: { jobId: r.taskId, delay: Math.max(options.minDelayMs ?? 0, Math.round(ip.dueAt - Date.now())) },
+          },
+        ];
       });
       if (jobs.length) await this.deps.queues.addBulk('crawl', jobs);
     }
@@ -191,7 +196,10 @@ export class CrawlScheduler {
       const state = await this.queue.getJobState(taskId);
       if (state === 'delayed') {
         const job = await this.queue.getJob(taskId);
-        const moved = await job?.promote().then(() => true, () => false);
+        const moved = await job?.promote().then(
+          () => true,
+          () => false,
+        );
         if (moved) return { taskId, status: 'moved_forward' };
         continue; // it was promoted or taken meanwhile: look again
       }
@@ -288,7 +296,10 @@ export class CrawlScheduler {
   async moveDue(ipId: number, dueAt: number): Promise<boolean> {
     const job = await this.pendingJob(ipId);
     if (!job || (await job.getState()) !== 'delayed') return false;
-    return job.changeDelay(Math.max(0, Math.round(dueAt - Date.now()))).then(() => true, () => false);
+    return job.changeDelay(Math.max(0, Math.round(dueAt - Date.now()))).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Keeps the pending crawl's payload in step with an IP's new keyword. */

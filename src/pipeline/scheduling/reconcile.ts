@@ -124,7 +124,11 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   // missed event (advance) or missing (re-add under the same id).
   for (const { ip, taskId } of toCheck) {
     if (deps.signal?.aborted) break;
-    const done = await scheduler.repair({ id: ip.id, keyword: ip.keyword }, taskId, plannedDue({ lastCrawledAt: ip.last_crawled_at, intervalSeconds: ip.interval_seconds }, now));
+    const done = await scheduler.repair(
+      { id: ip.id, keyword: ip.keyword },
+      taskId,
+      plannedDue({ lastCrawledAt: ip.last_crawled_at, intervalSeconds: ip.interval_seconds }, now),
+    );
     if (done === 're-added') report.reAdded += 1;
     if (done === 'advanced') report.advanced += 1;
   }

@@ -117,7 +117,10 @@ export function renderServerError(): string {
 }
 
 export function renderHome(): string {
-  return layout('Fixture Marketplace', '<header><h1>Fixture Marketplace</h1></header><main><form action="/search"><input name="keyword"><button>Search</button></form></main>');
+  return layout(
+    'Fixture Marketplace',
+    '<header><h1>Fixture Marketplace</h1></header><main><form action="/search"><input name="keyword"><button>Search</button></form></main>',
+  );
 }
 
 export function renderItem(item: FixtureItem | undefined, sourceId: string): string {

@@ -20,16 +20,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { z } from 'zod';
 import { BehaviourRules, behaviourRule, type BehaviourRule, type FixtureMode, type SearchRequestInfo } from './behaviour.js';
 import { FixtureCatalog, type CatalogOptions } from './catalog.js';
-import {
-  renderCaptcha,
-  renderForbidden,
-  renderHome,
-  renderItem,
-  renderNoResults,
-  renderRateLimited,
-  renderResults,
-  renderServerError,
-} from './render.js';
+import { renderCaptcha, renderForbidden, renderHome, renderItem, renderNoResults, renderRateLimited, renderResults, renderServerError } from './render.js';
 
 export interface FixtureMarketplaceOptions extends CatalogOptions {
   /** Default 127.0.0.1. */
@@ -172,7 +163,9 @@ export class FixtureMarketplace {
     const keyword = url.searchParams.get('keyword') ?? '';
     const status = url.searchParams.get('status') === 'sold_out' ? 'sold' : 'on_sale';
     const page = Math.max(1, Number.parseInt(url.searchParams.get('page') ?? '1', 10) || 1);
-    const forwarded = String(req.headers['x-forwarded-for'] ?? '').split(',')[0]?.trim();
+    const forwarded = String(req.headers['x-forwarded-for'] ?? '')
+      .split(',')[0]
+      ?.trim();
     const info: SearchRequestInfo = { keyword, status, page, clientIp: forwarded || req.socket.remoteAddress || '' };
     const rule = this.behaviour.pick(info);
     const mode = rule?.mode ?? 'normal';

@@ -76,14 +76,19 @@ function baseEnv(options: StartOptions): NodeJS.ProcessEnv {
 /** Starts a platform process and resolves once it printed `worker-platform started`. */
 export async function startProduct(options: StartOptions): Promise<ProductProcess> {
   const command = options.command ?? ['start'];
-  const [cmd, args] = command[0] === 'start' ? [process.execPath, [path.join(ROOT, 'src/setup/bootstrap.mjs'), 'start']] : ['npm', ['run', '--silent', 'start:role', '--', command[1]]];
+  const [cmd, args] =
+    command[0] === 'start'
+      ? [process.execPath, [path.join(ROOT, 'src/setup/bootstrap.mjs'), 'start']]
+      : ['npm', ['run', '--silent', 'start:role', '--', command[1]]];
   const child = spawn(cmd, args, { cwd: ROOT, env: baseEnv(options), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   // 'close', not 'exit': it comes once the output pipes are closed too, i.e. once every process
   // that writes to them (npm's child, tsx's child) has exited as well.
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
   let done = false;
   exited.then(() => (done = true));
   const started = await Promise.race([
