@@ -8,20 +8,12 @@
  * - the Schedulers view lists the maintenance tasks, each with its period, last run and runs.
  */
 import puppeteer, { type Browser, type Page } from 'puppeteer';
+import { CHROMIUM_ARGS } from '../../src/crawl/launch-browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ADMIN } from '../support/env.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
 const TASKS = ['crawl-reconcile', 'feeds-reconcile', 'instance-registry-trim', 'processed-results-trim', 'shared-config-publish'];
 
 describe('Bull Board: crawl flows, job logs and progress, maintenance schedulers', () => {

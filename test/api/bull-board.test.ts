@@ -4,21 +4,12 @@
  * queues; a failed job retried from the board runs again and completes.
  */
 import puppeteer, { type Browser } from 'puppeteer';
+import { CHROMIUM_ARGS } from '../../src/crawl/launch-browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker, type PlatformWorker } from '../../src/queues/create-worker.js';
 import { TEST_ADMIN } from '../support/env.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
-
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
 
 describe('Bull Board behind login', () => {
   let t: TestPlatform;
