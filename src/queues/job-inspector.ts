@@ -408,11 +408,31 @@ export class JobInspector {
    * TASK_LOG_LINES log lines, oldest first (`logCount` says how many it wrote, up to the
    * KEEP_LOG_LINES kept). `visible` (default: all) decides whether the caller may see it, and a
    * task it may not see is answered like a missing one (404).
+   *
+   * `queueName` limits the lookup to one queue. Ids BullMQ numbers itself (jobs added without an
+   * id: by hand, drains, refills) start at 1 in every queue, so one id may name a job in several
+   * queues: then the caller must say which (409 `ambiguous_task` naming them), never a guess.
    */
-  async task(id: string, visible: (queue: string, job: Job) => boolean | Promise<boolean> = () => true): Promise<TaskView> {
-    for (const q of this.queues.all()) {
-      let job = await findJob(q, id);
-      if (!job || !(await visible(q.name, job))) continue;
+  async task(id: string, visible: (queue: string, job: Job) => boolean | Promise<boolean> = () => true, queueName?: string): Promise<TaskView> {
+    if (queueName !== undefined && !this.queues.byName(queueName))
+      throw new InvalidInputError('unknown_queue', `no queue named "${queueName}"`, { field: 'queue' });
+    const candidates = queueName !== undefined ? [this.queues.byName(queueName)!] : this.queues.all();
+    const looked = await Promise.all(
+      candidates.map(async (q) => {
+        const job = await findJob(q, id);
+        return job && (await visible(q.name, job)) ? { q, job } : undefined;
+      }),
+    );
+    const found = looked.filter((f): f is { q: Queue; job: Job } => f !== undefined);
+    if (found.length > 1) {
+      const names = found.map((f) => f.q.name);
+      throw new ConflictError('ambiguous_task', `"${id}" names a job in ${names.length} queues (${names.join(', ')}): ask again with ?queue=<name>`, {
+        field: 'queue',
+      });
+    }
+    if (found.length === 1) {
+      const { q } = found[0]!;
+      let { job } = found[0]!;
       const state = await job.getState();
       // A job that finished between the two reads was read as it was before; once finished it
       // no longer changes, so read it again to answer its result with its final state.

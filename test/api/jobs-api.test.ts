@@ -64,8 +64,8 @@ describe('jobs and dead jobs API', () => {
     healed = true;
     const retried = await t.api.post(`/api/queues/maintenance/jobs/${id}/retry`);
     expect(retried.status).toBe(200);
-    await waitFor(async () => (await t.api.get(`/api/tasks/${id}`)).body.state === 'completed', { timeoutMs: 20_000 });
-    const task = await t.api.get(`/api/tasks/${id}`);
+    await waitFor(async () => (await t.api.get(`/api/tasks/${id}?queue=maintenance`)).body.state === 'completed', { timeoutMs: 20_000 });
+    const task = await t.api.get(`/api/tasks/${id}?queue=maintenance`);
     expect(task.body).toMatchObject({ task_id: id, queue: 'maintenance', state: 'completed', result: { done: 'fail-once-more' } });
     expect((await t.api.get('/api/dead-jobs')).body.jobs.map((j: { id: string }) => j.id)).not.toContain(id);
 
@@ -83,7 +83,7 @@ describe('jobs and dead jobs API', () => {
     const res = await t.api.post('/api/queues/maintenance/retry-failed');
     expect(res.status).toBe(200);
     expect(res.body.retried).toBeGreaterThanOrEqual(2);
-    for (const id of ids) await waitFor(async () => (await t.api.get(`/api/tasks/${id}`)).body.state === 'completed', { timeoutMs: 20_000 });
+    for (const id of ids) await waitFor(async () => (await t.api.get(`/api/tasks/${id}?queue=maintenance`)).body.state === 'completed', { timeoutMs: 20_000 });
   });
 
   it('answers bad input with a 4xx naming the field and changes nothing', async () => {

@@ -38,6 +38,7 @@ const addBody = z.strictObject({
   priority: z.number().int('must be an integer').min(0).max(2_097_152).optional(),
 });
 const taskParams = z.object({ task_id: jobId });
+const taskQuery = z.strictObject({ queue: queueName.optional() });
 
 /**
  * Jobs and dead jobs (admins only), and task lookup: an admin sees every task, a user only the
@@ -192,16 +193,23 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       path: '/api/tasks/:task_id',
       tag: 'jobs',
       access: 'user',
-      summary: 'State and result of a task: any queue for an admin, the refreshes of your own feeds for a user.',
+      summary:
+        'State and result of a task: any queue for an admin, the refreshes of your own feeds for a user. `queue` names the queue when an id BullMQ numbered itself is in several.',
       params: taskParams,
-      responses: { 200: { description: 'task' }, 404: { description: 'unknown task (or not yours)' } },
-      handler: async ({ params, auth }) => {
+      query: taskQuery,
+      responses: {
+        200: { description: 'task' },
+        400: { description: 'unknown queue (field queue)' },
+        404: { description: 'unknown task (or not yours)' },
+        409: { description: 'ambiguous_task: the id names a job in several queues; ask again with ?queue=' },
+      },
+      handler: async ({ params, query, auth }) => {
         const admin = auth!.role === 'admin';
         const visible = admin
           ? undefined
           : (queue: string, job: { data: { feedId?: unknown } }) =>
               queue === queues.feedRefresh.name && typeof job.data?.feedId === 'number' && ownsFeed(auth!.userId, job.data.feedId);
-        return { body: await inspector.task(params.task_id, visible) };
+        return { body: await inspector.task(params.task_id, visible, query.queue) };
       },
     }),
   ];
