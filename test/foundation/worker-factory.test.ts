@@ -35,7 +35,7 @@ describe('worker factory and queue registry', () => {
       if (task === 'permanent') throw new PermanentError('this cannot work');
       if (task === 'flaky' && seen[task]! < 3) throw new Error('transient');
       if (task === 'always-fails') throw new Error('still broken');
-      if (task === 'blocked' && seen[task] === 1) throw new BlockedError('remote said wait', 300);
+      if (task === 'blocked' && seen[task] === 1) throw new BlockedError('remote said wait', 1500);
       return { task };
     });
   });
@@ -82,7 +82,7 @@ describe('worker factory and queue registry', () => {
 
   it('delays a BlockedError without spending an attempt', async () => {
     const job = await queues.add('maintenance', 'blocked', { task: 'blocked' });
-    await waitFor(async () => (await job.getState()) === 'delayed', { timeoutMs: 5000 });
+    await waitFor(async () => (await job.getState()) === 'delayed', { timeoutMs: 5000, message: 'the blocked job to wait its 1.5 s in the delayed set' });
     const done = await finished(job.id!);
     expect(await done.getState()).toBe('completed');
     expect(seen.blocked).toBe(2);
