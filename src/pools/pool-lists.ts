@@ -106,6 +106,11 @@ export class PoolLists {
     return { length: Number(length), ids };
   }
 
+  /** Whether a refill holds the pool's lock: rows it reserved may be on their way to the list. */
+  async refilling(type: PoolType, groupId: number): Promise<boolean> {
+    return (await this.run((redis) => redis.exists(this.keys.poolRefillLock(type, groupId)))) === 1;
+  }
+
   async acquireLock(type: PoolType, groupId: number, token: string, ttlMs: number): Promise<boolean> {
     return (await this.run((redis) => redis.set(this.keys.poolRefillLock(type, groupId), token, 'PX', ttlMs, 'NX'))) === 'OK';
   }

@@ -16,6 +16,11 @@
  * once, at most slightly out of order (after rows that other clients popped meanwhile).
  * Rows are lost only when the connection drops while a pop or a put-back is in flight (Redis may
  * have run it; nobody can tell): they are counted in wp_pool_rows_in_doubt_total and logged.
+ *
+ * A refill in flight holds rows reserved on their way to the list: neither the list nor the
+ * table's available rows show them. A pop that found too few in both while a refill holds the
+ * pool's lock waits for those rows (at most REFILL_WAIT_MS) instead of answering that the rows
+ * ran out: right after an import, a pop must not say "pool_empty" about rows being pooled.
  */
 import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../revocation/revocation.js';
 import { DependencyDownError, toError, UnauthenticatedError } from '../errors.js';
@@ -43,6 +48,9 @@ const WARN_EVERY_MS = 10_000;
 /** How long, and how often, a put-back that could not be sent is tried again. */
 const PUT_BACK_PATIENCE_MS = 60_000;
 const PUT_BACK_RETRY_MS = 200;
+/** How long a pop that came up short waits for a refill in flight, and how often it looks. */
+const REFILL_WAIT_MS = 1_000;
+const REFILL_POLL_MS = 20;
 
 export class PoolPopper {
   private readonly lastWarning = new Map<string, number>();
@@ -59,6 +67,7 @@ export class PoolPopper {
     const { lists, rows, triggers, settings, metrics } = this.deps;
     const served: ServedItem[] = [];
     let belowThreshold = false;
+    let redisAnswered = false;
     try {
       const { items, remaining } = await runGuarded(revocation, () =>
         lists.pop(type, groupId, count, (late) => this.whenLate(type, groupId, count, late), revocation),
@@ -66,6 +75,7 @@ export class PoolPopper {
       for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
       if (items.length) triggers.requestMarkConsumed(type, groupId);
       belowThreshold = remaining < settings.refillThreshold;
+      redisAnswered = true;
     } catch (err) {
       if (isRevokedReply(err)) throw new TokenRevokedError();
       // The credential check itself refused (401) or could not be made (503).
@@ -92,10 +102,35 @@ export class PoolPopper {
         this.deps.logger.warn({ err: toError(err).message, type, groupId }, 'DB fallback failed; serving the pooled items only');
       }
     }
+    // Only when Redis answered the first pop (redisAnswered): otherwise the DB was the answer.
+    if (served.length < count && redisAnswered) await this.awaitRefill(type, groupId, count, served, revocation);
     if (belowThreshold) triggers.requestRefill(type, groupId);
-    if (fromPool) metrics.served.inc({ type, source: 'pool' }, fromPool);
-    if (served.length > fromPool) metrics.served.inc({ type, source: 'db' }, served.length - fromPool);
+    const pooled = served.filter((s) => s.source === 'pool').length;
+    if (pooled) metrics.served.inc({ type, source: 'pool' }, pooled);
+    if (served.length > pooled) metrics.served.inc({ type, source: 'db' }, served.length - pooled);
     return served;
+  }
+
+  /** Pops what a refill in flight pushes, into `served`, until `count` are served, the refill ends or REFILL_WAIT_MS passed. */
+  private async awaitRefill(type: PoolType, groupId: number, count: number, served: ServedItem[], revocation?: Revocation): Promise<void> {
+    const { lists, triggers } = this.deps;
+    const giveUpAt = Date.now() + REFILL_WAIT_MS;
+    try {
+      while (served.length < count && Date.now() < giveUpAt && (await lists.refilling(type, groupId))) {
+        await new Promise((resolve) => setTimeout(resolve, REFILL_POLL_MS));
+        const wanted = count - served.length;
+        const { items } = await runGuarded(revocation, () =>
+          lists.pop(type, groupId, wanted, (late) => this.whenLate(type, groupId, wanted, late), revocation),
+        );
+        for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
+        if (items.length) triggers.requestMarkConsumed(type, groupId);
+      }
+    } catch (err) {
+      if (isRevokedReply(err)) throw new TokenRevokedError();
+      if (err instanceof UnauthenticatedError || err instanceof DependencyDownError) throw err;
+      // Redis went away meanwhile: answer with what was served (a pop that may have run is in doubt, as above).
+      if (!(err instanceof DeadlineError) && commandMayHaveRun(err)) this.inDoubt(type, groupId, count - served.length, err);
+    }
   }
 
   /** The outcome of a pop that missed its deadline: its items, if any, go back to the pool. */

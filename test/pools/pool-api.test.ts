@@ -169,6 +169,35 @@ describe('content pools over the API', () => {
       expect(duplicates([...after, ...ids.slice(-40)])).toEqual([]);
     });
 
+    it('a pop waits for the rows a refill in flight is pushing instead of answering pool_empty', async () => {
+      const { lists, rows } = deps;
+      await rows.insert('titles', 8, [
+        { text: 'in-flight-0', batchId: 1 },
+        { text: 'in-flight-1', batchId: 1 },
+      ]);
+      // A refill between its reserve and its push: the rows are neither available in the table nor in the list.
+      expect(await lists.acquireLock('titles', 8, 'slow-refill', 60_000)).toBe(true);
+      const reserved = await rows.reserve('titles', 8, 2);
+      expect(reserved.map((r) => r.text)).toEqual(['in-flight-0', 'in-flight-1']);
+      const popping = t.api.post('/api/pools/titles/8/pop');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(
+        await lists.pushFenced(
+          'titles',
+          8,
+          'slow-refill',
+          60_000,
+          reserved.map((r) => ({ id: r.id, text: r.text })),
+        ),
+      ).toBe(2);
+      const res = await popping;
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toEqual({ id: reserved[0]!.id, text: 'in-flight-0', source: 'pool' });
+      expect(await lists.releaseLock('titles', 8, 'slow-refill')).toBe(true);
+      expect(await popOne(t.api, 'titles', 8)).toEqual({ id: reserved[1]!.id, text: 'in-flight-1', source: 'pool' });
+      expect(await popOne(t.api, 'titles', 8)).toBeUndefined();
+    });
+
     it('a refill that lost its lock pushes nothing, and its rows are recovered later', async () => {
       const { lists } = deps;
       expect(await lists.acquireLock('contents', 4, 'old-holder', 60_000)).toBe(true);
