@@ -37,7 +37,7 @@ export const feedSettings = {
     'ARTICLES_KEEP_PER_FEED',
     int(1),
     1000,
-    'Articles kept per feed: the newest (by published date, then id); the housekeeping job deletes older ones.',
+    'Articles kept per feed: the newest (by published date, then id); the feeds-trim-articles maintenance task deletes older ones.',
   ),
   maxItemsPerDocument: setting(
     'FEED_MAX_ITEMS_PER_DOCUMENT',

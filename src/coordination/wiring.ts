@@ -1,7 +1,7 @@
 /**
  * The coordination's view for the API: GET /api/cluster and GET /api/cluster/config. Leases, the
- * term loop and the shared config follower themselves are built with the platform context
- * (src/runtime/start-platform.ts), since every role depends on them.
+ * term loop and the shared config follower themselves are built by createCoordination
+ * (coordination.ts) with the platform context, since every role depends on them.
  */
 import type { PlatformContext } from '../context.js';
 import { clusterStatus, type ClusterStatus } from './cluster-status.js';

@@ -63,11 +63,6 @@ export type CreateOutcome = { kind: 'created'; feed: Feed } | { kind: 'exists' }
 /** The fields the chain reconciliation computes a feed's due time from. */
 export type FeedSchedule = Pick<Feed, 'id' | 'refreshIntervalMinutes' | 'errorCount' | 'lastFetchedAt' | 'nextRefreshAt'>;
 
-/** Whether a feed row exists (the job console's replay asks with the Prisma client it has). */
-export async function feedExists(prisma: PrismaClient, feedId: number): Promise<boolean> {
-  return (await prisma.feed.findUnique({ where: { id: feedId }, select: { id: true } })) !== null;
-}
-
 /** The feeds columns as the Feed model names them. */
 const FEED_COLUMNS = `id, user_id AS "userId", url, title, site_url AS "siteUrl", refresh_interval_minutes AS "refreshIntervalMinutes",
   status, last_fetched_at AS "lastFetchedAt", next_refresh_at AS "nextRefreshAt", last_error AS "lastError",
@@ -182,8 +177,9 @@ export class FeedStore {
     });
   }
 
-  exists(feedId: number): Promise<boolean> {
-    return feedExists(this.prisma, feedId);
+  /** Whether the feed row exists (a dead refresh's replay asks before it restarts the chain). */
+  async exists(feedId: number): Promise<boolean> {
+    return (await this.prisma.feed.findUnique({ where: { id: feedId }, select: { id: true } })) !== null;
   }
 
   /** Whether `feedId` is one of the user's feeds (the task view shows a user their own refreshes only). */

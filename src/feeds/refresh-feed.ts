@@ -316,7 +316,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
           );
           const parsed = parseFeedDocument(fetched.body, fetched.contentType, fetched.finalUrl, { contentLocation: fetched.contentLocation });
           // A document may list any number of items: only the first ones are stored (more than a
-          // feed keeps would be deleted by the housekeeping again).
+          // feed keeps would be deleted by the feeds-trim-articles maintenance task again).
           const stored = parsed.articles.slice(0, maxItems);
           const counts = await articles.upsert(current, stored);
           await feeds.recordSuccess(current, {

@@ -121,7 +121,7 @@ export const ALLOWED_ATTRIBUTES: Record<string, string[]> = {
 };
 
 /** Schemes a URL attribute may keep, per attribute (data: is handled apart, img src only). */
-export const URL_SCHEMES: Record<string, string[]> = {
+const URL_SCHEMES: Record<string, string[]> = {
   href: ['http', 'https', 'mailto'],
   src: ['http', 'https'],
   srcset: ['http', 'https'],
@@ -130,7 +130,7 @@ export const URL_SCHEMES: Record<string, string[]> = {
 };
 
 /** Disallowed elements whose content is dropped with them (other disallowed elements keep their text). */
-export const DROPPED_WITH_CONTENT = [
+const DROPPED_WITH_CONTENT = [
   'script',
   'style',
   'template',
@@ -218,36 +218,41 @@ function isPlainMarkup(html: string): boolean {
   return open.length === 0;
 }
 
+/** Everything but the URL rewriting, which depends on the document's base: built once. */
+const BASE_OPTIONS: sanitizeHtml.IOptions = {
+  allowedTags: [...ALLOWED_TAGS],
+  allowedAttributes: ALLOWED_ATTRIBUTES,
+  allowedClasses: { code: ['language-*', 'lang-*'], pre: ['language-*', 'lang-*'] },
+  allowedSchemes: ['http', 'https'],
+  allowedSchemesByTag: { a: ['http', 'https', 'mailto'], img: ['http', 'https', 'data'] },
+  allowedSchemesAppliedToAttributes: [
+    'href',
+    'src',
+    'cite',
+    'poster',
+    'srcset',
+    'action',
+    'formaction',
+    'data',
+    'xlink:href',
+    'background',
+    'longdesc',
+    'usemap',
+    'codebase',
+    'dynsrc',
+    'lowsrc',
+  ],
+  allowProtocolRelative: false,
+  allowedStyles: {},
+  parseStyleAttributes: false,
+  disallowedTagsMode: 'discard',
+  nonTextTags: DROPPED_WITH_CONTENT,
+  allowVulnerableTags: false,
+};
+
 function optionsFor(base: string): sanitizeHtml.IOptions {
   return {
-    allowedTags: [...ALLOWED_TAGS],
-    allowedAttributes: ALLOWED_ATTRIBUTES,
-    allowedClasses: { code: ['language-*', 'lang-*'], pre: ['language-*', 'lang-*'] },
-    allowedSchemes: ['http', 'https'],
-    allowedSchemesByTag: { a: ['http', 'https', 'mailto'], img: ['http', 'https', 'data'] },
-    allowedSchemesAppliedToAttributes: [
-      'href',
-      'src',
-      'cite',
-      'poster',
-      'srcset',
-      'action',
-      'formaction',
-      'data',
-      'xlink:href',
-      'background',
-      'longdesc',
-      'usemap',
-      'codebase',
-      'dynsrc',
-      'lowsrc',
-    ],
-    allowProtocolRelative: false,
-    allowedStyles: {},
-    parseStyleAttributes: false,
-    disallowedTagsMode: 'discard',
-    nonTextTags: DROPPED_WITH_CONTENT,
-    allowVulnerableTags: false,
+    ...BASE_OPTIONS,
     // Resolves (or drops) every URL attribute before sanitize-html checks tags, attributes and schemes.
     transformTags: {
       '*': (tagName, attribs) => {

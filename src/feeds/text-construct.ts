@@ -35,7 +35,7 @@ export function stripControls(value: string): string {
 }
 
 /** Whitespace runs → one space, trimmed. */
-export function foldWhitespace(value: string): string {
+function foldWhitespace(value: string): string {
   return value.replace(/\s+/g, ' ').trim();
 }
 
@@ -71,7 +71,7 @@ export function htmlToText(html: string): string {
 }
 
 /** Plain text → HTML that shows it (for a text summary or content stored in an HTML field). */
-export function textToHtml(text: string): string {
+function textToHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 

@@ -1,6 +1,7 @@
 /**
- * The feeds' wiring: their collaborators built once per process from the platform context (the
- * feeds role's worker, the maintenance tasks, the API's FeedService and the dead-refresh replay).
+ * The feeds' wiring: their collaborators built from the platform context by each user of them (the
+ * feeds role's worker, the feeds maintenance tasks, the API's FeedService and the dead-refresh
+ * replay); they hold no state of their own beyond Redis and the database, so several sets may coexist.
  */
 import type { PlatformContext } from '../context.js';
 import { ArticleStore } from './article-store.js';

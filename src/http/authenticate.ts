@@ -5,7 +5,7 @@
  * The credential is `Authorization: Bearer <token or API key>`; with `allowCookie` (Bull Board
  * only) also the session cookie its login page sets. With `deferRevocation` (the hot routes) the
  * logout blacklist and credential state are left to the handler's own Redis script
- * (AuthInfo.revocation, src/auth/revocation.ts), and a credential this process has verified
+ * (AuthInfo.revocation, src/revocation/revocation.ts), and a credential this process has verified
  * before is answered without a promise.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';

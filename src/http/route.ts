@@ -55,7 +55,7 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   access: Access;
   /**
    * 'in-handler': the handler's one Redis script checks the logout blacklist itself (AuthInfo.revocation,
-   * src/auth/revocation.ts), saving a round trip on hot routes. Default: the check is made before the handler.
+   * src/revocation/revocation.ts), saving a round trip on hot routes. Default: the check is made before the handler.
    */
   revocation?: 'in-handler';
   /**

@@ -21,7 +21,12 @@ import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 
 export const DB_DOWN_RETRY_MS = 2000;
 /** Drain jobs kept after they complete, so their rows show in Bull Board (a busy platform runs many). */
-export const DRAIN_RETENTION = { removeOnComplete: { count: 100 } } as const;
+const DRAIN_RETENTION = { removeOnComplete: { count: 100 } } as const;
+
+/** Asks for a drain of one buffer (every caller: the sweep, a follow-up, the write path, a requeue). */
+export function requestDrain(queues: Pick<QueueRegistry, 'add'>, shard: number): Promise<unknown> {
+  return queues.add('messagePersist', 'drain', { shard }, DRAIN_RETENTION);
+}
 /** How long one job drains one buffer before it hands over to a follow-up job. */
 export const DRAIN_BUDGET_MS = 5000;
 
@@ -41,7 +46,7 @@ export function persistProcessor(deps: PersistDeps): JobProcessor<'messagePersis
       // them on NOSCRIPT), where addBulk's MULTI fails.
       const lengths = await deps.buffer.lengths(deps.redis);
       const waiting = lengths.flatMap((n, s) => (n > 0 ? [s] : []));
-      await Promise.all(waiting.map((s) => deps.queues.add('messagePersist', 'drain', { shard: s }, DRAIN_RETENTION)));
+      await Promise.all(waiting.map((s) => requestDrain(deps.queues, s)));
       if (waiting.length) await job.log(`buffers ${waiting.join(', ')} hold messages: a drain queued for each`);
       return { drained: 0, inserted: 0, triggered: waiting.length };
     }
@@ -57,7 +62,7 @@ export function persistProcessor(deps: PersistDeps): JobProcessor<'messagePersis
           `buffer ${shard}: ${outcome.drained} messages drained, ${outcome.inserted} new rows${outcome.busy ? '; another drain holds the buffer' : ''}${outcome.more ? '; time budget spent, a follow-up drain queued' : ''}`,
         )
         .catch(() => undefined);
-      if (outcome.more) await deps.queues.add('messagePersist', 'drain', { shard }, DRAIN_RETENTION);
+      if (outcome.more) await requestDrain(deps.queues, shard);
       return { drained: outcome.drained, inserted: outcome.inserted, triggered: outcome.more ? 1 : 0 };
     } catch (err) {
       if (isDatabaseUnavailable(err)) throw new BlockedError(`database unavailable: ${toError(err).message}`, DB_DOWN_RETRY_MS, 'database_unavailable');

@@ -14,7 +14,7 @@
  * the drain's ON CONFLICT DO NOTHING skips.
  */
 import type { Counter } from 'prom-client';
-import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../revocation/revocation.js';
+import { runGuarded, type Revocation } from '../revocation/revocation.js';
 import { toError, UnauthenticatedError } from '../errors.js';
 import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
@@ -25,7 +25,7 @@ import { GroupCommit } from '../lib/group-commit.js';
 import type { MessageConnections } from './message-connections.js';
 import type { MessageStore } from './message-store.js';
 import type { PersistBuffer } from './persist-buffer.js';
-import { DRAIN_RETENTION } from './persist-messages.js';
+import { requestDrain } from './persist-messages.js';
 
 export interface PersistWriterSettings {
   persistBatch: number;
@@ -80,7 +80,6 @@ export class PersistWriter {
     try {
       wasEmpty = await runGuarded(revocation, () => buffer.push(connections, message, revocation));
     } catch (err) {
-      if (isRevokedReply(err)) throw new TokenRevokedError();
       if (err instanceof UnauthenticatedError) throw err;
       // The credential was not checked with the push: it is checked on its own before the DB takes the message.
       await revocation?.check();
@@ -102,7 +101,7 @@ export class PersistWriter {
    */
   private trigger(shard: number): void {
     this.triggers.request(String(shard), () => {
-      this.deps.queues.add('messagePersist', 'drain', { shard }, DRAIN_RETENTION).catch((err: Error) => {
+      requestDrain(this.deps.queues, shard).catch((err: Error) => {
         this.deps.logger.debug({ shard, err: err.message }, 'drain trigger not queued; the sweep will drain the buffer');
       });
     });

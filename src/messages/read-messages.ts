@@ -12,7 +12,7 @@
  * the read failed, on its own before the DB is asked.
  */
 import type { Counter } from 'prom-client';
-import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../revocation/revocation.js';
+import { runGuarded, type Revocation } from '../revocation/revocation.js';
 import { UnauthenticatedError } from '../errors.js';
 import type { CacheFill } from './cache-fill.js';
 import type { CacheRepair } from './cache-repair.js';
@@ -54,7 +54,6 @@ export async function readMessages(deps: ReadDeps, sessionId: string, limit: num
       }
       deps.cacheReads.inc({ outcome: 'miss' });
     } catch (err) {
-      if (isRevokedReply(err)) throw new TokenRevokedError();
       if (err instanceof UnauthenticatedError) throw err;
       deps.cacheReads.inc({ outcome: 'error' });
     }

@@ -12,6 +12,7 @@ import { MessageConnections } from './message-connections.js';
 import { messageService, type MessageService } from './message-service.js';
 import { MessageStore } from './message-store.js';
 import { PersistBuffer } from './persist-buffer.js';
+import { requestDrain } from './persist-messages.js';
 import { PersistWriter } from './persist-writer.js';
 import type { ReadDeps } from './read-messages.js';
 import { RefusedMessages, type RefusedMessage } from './refused-messages.js';
@@ -88,7 +89,7 @@ export function wireRefusedMessages(ctx: Pick<PlatformContext, 'redis' | 'keys' 
     list: (limit) => refused.list(limit),
     requeue: async () => {
       const shards = await refused.requeue();
-      await Promise.all(shards.map((s) => ctx.queues.add('messagePersist', 'drain', { shard: s.shard }, { removeOnComplete: true })));
+      await Promise.all(shards.map((s) => requestDrain(ctx.queues, s.shard)));
       return shards.reduce((n, s) => n + s.requeued, 0);
     },
     discard: (messageId) => refused.discard(messageId),

@@ -1,7 +1,7 @@
 /**
  * Where the platform may connect when it makes a request for a user (a feed, each of its
  * redirects, a page the crawler's browser is led to). Pure: it judges addresses and names; the
- * connection itself is checked in outbound-dispatcher.ts (feeds) and navigation-guard.ts (crawler).
+ * connection itself is checked in outbound-dispatcher.ts (feeds) and src/crawl/request-guard.ts (crawler).
  *
  * Default deny of everything that is not a public unicast address:
  *

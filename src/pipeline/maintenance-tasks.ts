@@ -22,7 +22,7 @@ const TRIM_BATCH = 10_000;
 const TRIM_MAX_BATCHES = 100;
 
 /** processed_results only has to outlive any re-delivery; trimmed in bounded batches. Returns the rows deleted. */
-export async function dropOldProcessedResults(results: Pick<ResultStore, 'dropProcessedBefore'>, retentionDays: number, signal?: AbortSignal): Promise<number> {
+async function dropOldProcessedResults(results: Pick<ResultStore, 'dropProcessedBefore'>, retentionDays: number, signal?: AbortSignal): Promise<number> {
   const before = new Date(Date.now() - retentionDays * 86_400_000);
   let deleted = 0;
   for (let round = 0; round < TRIM_MAX_BATCHES && !signal?.aborted; round++) {

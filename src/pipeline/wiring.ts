@@ -25,12 +25,12 @@ export function createScheduler(ctx: PipelineContext): CrawlScheduler {
   });
 }
 
-export function createCaches(ctx: PipelineContext): PipelineCaches {
+function createCaches(ctx: PipelineContext): PipelineCaches {
   return new PipelineCaches(ctx.redis, ctx.keys, ctx.config.pipeline.cacheTtlSeconds, ctx.logger);
 }
 
-export function createIpService(ctx: PipelineContext): IpService {
-  return new IpService({ ips: new IpStore(ctx.db), scheduler: createScheduler(ctx), caches: createCaches(ctx), settings: ctx.config.pipeline });
+export function createIpService(ctx: PipelineContext, scheduler = createScheduler(ctx)): IpService {
+  return new IpService({ ips: new IpStore(ctx.db), scheduler, caches: createCaches(ctx), settings: ctx.config.pipeline });
 }
 
 export function createResultPipeline(ctx: PipelineContext, scheduler = createScheduler(ctx), onOutcome?: (o: ResultOutcome) => void): ResultPipeline {

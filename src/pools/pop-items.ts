@@ -22,7 +22,7 @@
  * pool's lock waits for those rows (at most REFILL_WAIT_MS) instead of answering that the rows
  * ran out: right after an import, a pop must not say "pool_empty" about rows being pooled.
  */
-import { isRevokedReply, runGuarded, TokenRevokedError, type Revocation } from '../revocation/revocation.js';
+import { runGuarded, type Revocation } from '../revocation/revocation.js';
 import { DependencyDownError, toError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { commandMayHaveRun } from './command-may-have-run.js';
@@ -77,7 +77,6 @@ export class PoolPopper {
       belowThreshold = remaining < settings.refillThreshold;
       redisAnswered = true;
     } catch (err) {
-      if (isRevokedReply(err)) throw new TokenRevokedError();
       // The credential check itself refused (401) or could not be made (503).
       if (err instanceof UnauthenticatedError || err instanceof DependencyDownError) throw err;
       // Past the deadline whenLate follows the pop; any other failure is final now.
@@ -126,7 +125,6 @@ export class PoolPopper {
         if (items.length) triggers.requestMarkConsumed(type, groupId);
       }
     } catch (err) {
-      if (isRevokedReply(err)) throw new TokenRevokedError();
       if (err instanceof UnauthenticatedError || err instanceof DependencyDownError) throw err;
       // Redis went away meanwhile: answer with what was served (a pop that may have run is in doubt, as above).
       if (!(err instanceof DeadlineError) && commandMayHaveRun(err)) this.inDoubt(type, groupId, count - served.length, err);

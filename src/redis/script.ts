@@ -16,7 +16,7 @@
  * The wrapper declares the same names (`RedisScript.load(name, url, { keys, args })`), checked
  * against the file when it is loaded, and run() takes keys and arguments by name and puts them in
  * that order: no call site counts positions. A boolean argument is sent as 1 or 0. A variable
- * tail (more keys, more arguments, the credential guard's) goes in `rest`, after the named ones.
+ * tail (more keys, more arguments, the credential guard's) goes in `tail`, after the named ones.
  * Shared Lua (the credential guard of the request path) is put in with a placeholder `{{name}}`,
  * filled from `parts`.
  */

@@ -11,7 +11,7 @@
  * trip instead of two. The script first refuses a listed session (the REVOKED error), then a
  * credential whose state key does not hold the state the credential carries (the UNCHECKED error:
  * stale, or not in Redis at all), and writes nothing either way. Such a route declares
- * `revocation: 'in-handler'`; its credential is verified by the auth middleware (signature,
+ * `revocation: 'in-handler'`; its credential is verified by the dispatcher (src/http/authenticate.ts: signature,
  * expiry) and its handler gets a Revocation to hand to its script.
  *
  * UNCHECKED is answered by `check()`: the full check, which reads the state from the database when
@@ -21,7 +21,7 @@
  * AUTH_FAIL_OPEN=true.
  *
  * Redis Cluster: the blacklist and state keys live in their own slots, so a script cannot read
- * them beside the request's keys (CROSSSLOT); there the middleware checks up front as on every
+ * them beside the request's keys (CROSSSLOT); there the dispatcher checks up front as on every
  * other route and the handler gets no Revocation.
  */
 import { UnauthenticatedError } from '../errors.js';
@@ -113,14 +113,19 @@ export function guardTail(revocation: Revocation | undefined): ScriptTail {
 
 /**
  * Runs a guarded script; when it answers UNCHECKED, makes the full check (401 when stale; the state
- * is stored when it was missing) and runs it once more.
+ * is stored when it was missing) and runs it once more. A REVOKED answer is a TokenRevokedError.
  */
 export async function runGuarded<T>(revocation: Revocation | undefined, run: () => Promise<T>): Promise<T> {
   try {
-    return await run();
+    try {
+      return await run();
+    } catch (err) {
+      if (!revocation || !isUncheckedReply(err)) throw err;
+      await revocation.check();
+      return await run();
+    }
   } catch (err) {
-    if (!revocation || !isUncheckedReply(err)) throw err;
-    await revocation.check();
-    return run();
+    if (isRevokedReply(err)) throw new TokenRevokedError();
+    throw err;
   }
 }

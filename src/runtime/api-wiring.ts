@@ -3,7 +3,7 @@
  * from the platform context; the job console gets the chains' replays (a dead crawl or refresh
  * replays through its chain: never a second pending crawl or refresh). The routes receive these.
  */
-import { wireAuth, type AuthWiring } from '../auth/wiring.js';
+import type { AuthWiring } from '../auth/wiring.js';
 import type { PlatformContext } from '../context.js';
 import { wireClusterView } from '../coordination/wiring.js';
 import { wireFeedsApi } from '../feeds/wiring.js';
@@ -14,7 +14,7 @@ import { wirePoolService } from '../pools/wiring.js';
 import { queues } from '../queues/definitions.js';
 import { JobInspector, type ReplayHandler } from '../queues/job-inspector.js';
 
-export function wireApi(ctx: PlatformContext, auth: AuthWiring = wireAuth(ctx)): ApiServices {
+export function wireApi(ctx: PlatformContext, auth: AuthWiring): ApiServices {
   const feeds = wireFeedsApi(ctx);
   const crawls = createScheduler(ctx);
   const replay = new Map<string, ReplayHandler>([
@@ -27,7 +27,7 @@ export function wireApi(ctx: PlatformContext, auth: AuthWiring = wireAuth(ctx)):
     jobs: new JobInspector({ queues: ctx.queues, redis: ctx.redis, replay }),
     feeds: feeds.service,
     ownsFeed: feeds.isOwnedBy,
-    ips: createIpService(ctx),
+    ips: createIpService(ctx, crawls),
     ipWeights: ctx.config.pipeline,
     pools: wirePoolService(ctx),
     messages: createMessageService(ctx),

@@ -8,7 +8,7 @@ import { startClusterRole } from './cluster-role.js';
 import { startCrawler } from './crawler-role.js';
 import { maintenanceTasks } from './maintenance-tasks.js';
 
-/** Process roles, in start order (stopped in reverse: the API stops taking requests first). */
+/** Process roles, in start order (start-platform.ts stops them together, under one deadline). */
 export const ROLE_NAMES = ['cluster', 'feeds', 'crawler', 'pipeline', 'pools', 'messages', 'api'] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];
 

@@ -66,7 +66,7 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
   // every role of the process. Puppeteer's TargetCloseError is the common benign one: a page or
   // browser closed (a crawl ended, the crawler stopping) while a stealth evasion still talked to it.
   process.on('unhandledRejection', (reason) => {
-    const err = reason instanceof Error ? reason : new Error(String(reason));
+    const err = toError(reason);
     if (err.name === 'TargetCloseError') logger.warn({ err: err.message }, 'a browser page closed under a pending browser call');
     else logger.error({ err }, 'unhandled promise rejection');
   });

@@ -1,11 +1,8 @@
 /**
  * What the shared config holds, and where it comes from: the pool groups with live rows, read
  * through the pools' store. The coordination (src/coordination) publishes and follows whatever
- * this computes; it reads no domain's tables itself.
- *
- * It no longer carries the active IPs with their weights: nothing read them, and they changed with
- * almost every crawl result (the weight), so at 100,000 IPs every process would have reloaded
- * several MB every round.
+ * this computes; it reads no domain's tables itself. IPs and their weights are not in it: they
+ * change with almost every crawl result, and every process would reload them every round.
  */
 import type { SharedConfigContent } from '../coordination/shared-config.js';
 import type { Database } from '../db/client.js';

@@ -26,7 +26,6 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
-  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -305,13 +304,4 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
     stop,
     signalStop,
   };
-}
-
-/** Whether `dir` holds an initialised cluster. */
-export function hasCluster(dir: string): boolean {
-  try {
-    return statSync(path.join(dir, 'data', 'PG_VERSION')).isFile();
-  } catch {
-    return false;
-  }
 }

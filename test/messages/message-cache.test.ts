@@ -1,6 +1,6 @@
 /**
  * The session message cache through the API, with the persist worker running (roles messages +
- * api, one process, PGlite):
+ * api, one process, PostgreSQL):
  * - 1,000 messages in one session (eight clients at once): the list holds the newest 200 with a
  *   TTL, the DB all 1,000, both in the order of acceptance (seq); a read after the key is deleted or expires comes from the DB and
  *   the next one from the cache;

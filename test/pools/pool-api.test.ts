@@ -1,5 +1,5 @@
 /**
- * The pools over the REST API on one in-process platform (api + pools roles, PGlite):
+ * The pools over the REST API on one in-process platform (api + pools roles, PostgreSQL):
  * - bad input (unknown type, non-numeric group, empty or oversized items, bad count) → 400
  *   naming the field, and nothing is written;
  * - rows imported in three batches come out in batch_id DESC, id ASC order, each once, through

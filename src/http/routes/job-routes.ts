@@ -43,10 +43,8 @@ const taskQuery = z.strictObject({ queue: queueName.optional() });
 /**
  * Jobs and dead jobs (admins only), and task lookup: an admin sees every task, a user only the
  * refreshes of its own feeds (any other task answers 404 as if it did not exist).
- */
-/**
  * `inspector`: the job console over every queue (wired with the chains' replays by the runtime);
- * `ownsFeed`: whether a feed is the user's (a user sees the refreshes of their own feeds only).
+ * `ownsFeed`: whether a feed is the user's.
  */
 export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, feedId: number) => Promise<boolean>): AnyRoute[] {
   return [

@@ -20,8 +20,8 @@ function appendBody(maxContentBytes: number) {
     content: z
       .string()
       .refine((c) => c.trim().length > 0, 'must not be empty')
-      .refine((c) => Buffer.byteLength(c) <= maxContentBytes, `must be at most ${maxContentBytes} bytes (UTF-8)`)
-      .refine((c) => !c.includes('\u0000'), 'must not contain NUL characters'),
+      // NUL and lone surrogates are refused for every body before its schema (route-input.ts).
+      .refine((c) => Buffer.byteLength(c) <= maxContentBytes, `must be at most ${maxContentBytes} bytes (UTF-8)`),
   });
 }
 

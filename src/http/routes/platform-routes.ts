@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Metrics } from '../../metrics/metrics.js';
 import { staticToken } from '../authenticate.js';
 import { defineRoute, type AnyRoute } from '../route.js';
+import { withTimeout } from '../../lib/timeout.js';
 
 export interface DependencyProbe {
   name: string;
@@ -25,16 +26,9 @@ export interface PlatformRouteOptions {
 
 const PROBE_TIMEOUT_MS = 2000;
 
-async function probe(p: DependencyProbe): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([p.check().catch(() => false), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** Up when the check answers true within PROBE_TIMEOUT_MS; down when it fails, answers false or takes longer. */
+function probe(p: DependencyProbe): Promise<boolean> {
+  return withTimeout(p.check(), PROBE_TIMEOUT_MS, { error: () => new Error(`${p.name} probe took longer than ${PROBE_TIMEOUT_MS} ms`) }).catch(() => false);
 }
 
 const dependencies = z.record(z.string(), z.enum(['up', 'down']));

@@ -24,8 +24,8 @@ function importBody(maxItems: number, maxTextBytes: number) {
   const text = z
     .string()
     .min(1, 'must not be empty')
-    .refine((s) => Buffer.byteLength(s, 'utf8') <= maxTextBytes, `must be at most ${maxTextBytes} bytes (UTF-8)`)
-    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+    // NUL and lone surrogates are refused for every body before its schema (route-input.ts).
+    .refine((s) => Buffer.byteLength(s, 'utf8') <= maxTextBytes, `must be at most ${maxTextBytes} bytes (UTF-8)`);
   const item = z.strictObject({
     text,
     batchId: z

@@ -59,7 +59,7 @@ export function schedulerMetrics(metrics: Metrics) {
 }
 
 /** Holds back due crawls beyond the threshold (see backpressure.ts). One round. */
-export async function applyBackpressure(
+async function applyBackpressure(
   deps: Pick<BackpressureDeps, 'scheduler' | 'redis' | 'settings'>,
 ): Promise<{ waiting: number; due: number; released: number; heldBack: number }> {
   const { scheduler, redis, settings } = deps;
