@@ -113,14 +113,17 @@ describe('outbound policy: default deny', () => {
 
   it('assertAllowed throws an error naming the host, with the address and the reason for the log only', () => {
     expect(() => assertAllowed(closed, 'metadata.example', '169.254.169.254')).toThrow(DestinationNotAllowedError);
+    let thrown: unknown;
     try {
       assertAllowed(closed, 'x.example', '::ffff:10.1.1.1');
     } catch (err) {
-      const e = err as DestinationNotAllowedError;
-      expect(e.message).toBe('x.example is not an allowed destination');
-      expect(e.message).not.toMatch(/10\.1|private/);
-      expect(e.detail).toBe('x.example → ::ffff:10.1.1.1: private (ipv4_mapped)');
+      thrown = err;
     }
+    expect(thrown).toBeInstanceOf(DestinationNotAllowedError);
+    const e = thrown as DestinationNotAllowedError;
+    expect(e.message).toBe('x.example is not an allowed destination');
+    expect(e.message).not.toMatch(/10\.1|private/);
+    expect(e.detail).toBe('x.example → ::ffff:10.1.1.1: private (ipv4_mapped)');
     expect(() => assertAllowed(closed, 'example.org', '93.184.215.14')).not.toThrow();
   });
 });

@@ -28,7 +28,7 @@ describe('roles and ownership', () => {
   afterAll(() => t?.stop());
 
   it('refuses a user the queues, jobs, dead jobs and Bull Board, and deletes nothing', async () => {
-    for (const [method, path] of [
+    for (const [method, path, body] of [
       ['GET', '/api/queues'],
       ['GET', '/api/queues/feed-refresh/jobs?state=waiting'],
       ['GET', `/api/queues/feed-refresh/jobs/${feedTask}`],
@@ -39,12 +39,19 @@ describe('roles and ownership', () => {
       ['GET', '/api/cluster'],
       ['GET', '/api/users'],
       ['GET', '/admin/queues/api/queues'],
-    ] as const) {
-      const res = await user.request(method, path);
+      ['POST', '/api/queues/maintenance/jobs', { data: { task: 'by-a-user' } }],
+      ['POST', '/api/queues/maintenance/pause'],
+      ['POST', '/api/queues/maintenance/resume'],
+      ['POST', '/api/dead-jobs/retry', {}],
+      ['DELETE', '/api/dead-jobs?queue=feed-refresh'],
+    ] as [string, string, unknown?][]) {
+      const res = await user.request(method, path, body);
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(res.body.error.code, `${method} ${path}`).toBe('forbidden');
     }
     expect(await t.platform.ctx.queues.queue('feedRefresh').getJob(feedTask)).toBeTruthy();
+    expect(await t.platform.ctx.queues.queue('maintenance').isPaused()).toBe(false);
+    expect((await t.platform.ctx.queues.queue('maintenance').getJobs()).filter((j) => j.data.task === 'by-a-user')).toEqual([]);
     // The board's page too, for a browser; and its sign-in form gives a user no session cookie.
     expect((await user.get('/admin/queues', { accept: 'text/html' })).status).toBe(403);
     const signIn = await user
@@ -58,6 +65,7 @@ describe('roles and ownership', () => {
     expect((await user.get(`/api/feeds/${feedId}`)).status).toBe(404);
     expect((await user.delete(`/api/feeds/${feedId}`)).status).toBe(404);
     expect((await user.get(`/api/tasks/${feedTask}`)).status).toBe(404);
+    expect((await user.get(`/api/tasks/${feedTask}?queue=feed-refresh`)).status).toBe(404);
     const read = await user.get('/api/sessions/admin-notes/messages');
     expect(read.status).toBe(404);
     expect(JSON.stringify(read.body)).not.toContain('secret');
