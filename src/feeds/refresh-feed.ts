@@ -50,7 +50,7 @@ import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 import { BlockedError, PermanentError, RetryableError, toError } from '../errors.js';
 import { withTimeout } from '../lib/timeout.js';
 import type { Logger } from '../logging/logger.js';
-import { isRedisConnectionError } from '../redis/connection.js';
+import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
 import type { ArticleStore } from './article-store.js';
 import { domainOf, type DomainGate } from './domain-gate.js';
@@ -134,7 +134,7 @@ export const INTERNAL_ERROR = 'internal_error: the refresh could not be complete
 /** The database or Redis cannot be reached (as opposed to the feed failing, or a bug). */
 function ourSideUnavailable(err: unknown): 'database' | 'redis' | undefined {
   if (isDatabaseUnavailable(err)) return 'database';
-  if (isRedisConnectionError(err)) return 'redis';
+  if (isRedisUnavailable(err)) return 'redis';
   return undefined;
 }
 

@@ -19,7 +19,7 @@ import { BlockedError, PermanentError, toError } from '../errors.js';
 import { settlesWithin } from '../lib/timeout.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { isRedisConnectionError } from '../redis/connection.js';
+import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import type { RedisConnections } from '../redis/connections.js';
 import type { Keys } from '../redis/keys.js';
 import { queues, type PayloadOf, type QueueKey } from './definitions.js';
@@ -126,7 +126,7 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
   // A Redis outage makes the worker emit 'error' at every reconnect attempt; the outage itself is
   // logged once by the connection (RedisConnections), so those are only debug lines here.
   worker.on('error', (err) =>
-    isRedisConnectionError(err) ? baseLogger.debug({ err: err.message }, 'worker: redis unreachable') : baseLogger.error({ err: err.message }, 'worker error'),
+    isRedisUnavailable(err) ? baseLogger.debug({ err: err.message }, 'worker: redis unreachable') : baseLogger.error({ err: err.message }, 'worker error'),
   );
   worker.on('stalled', (jobId) => baseLogger.warn({ jobId }, 'stalled job handed back to the queue'));
 

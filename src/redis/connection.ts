@@ -74,19 +74,6 @@ export function createRedisClient(target: RedisTarget, kind: ConnectionKind, o: 
   return new Redis(target.url, options);
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-const CONNECTION_MESSAGES = /Connection is closed|Stream isn't writeable|enableOfflineQueue|Cluster isn't ready|connect ETIMEDOUT/;
-
-/**
- * Whether an error only says that Redis cannot be reached right now. RedisConnections logs such
- * an outage once per connection; others that meet it (a worker's 'error' event, fired at every
- * reconnect attempt) need not log it again.
- */
-export function isRedisConnectionError(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown } | undefined;
-  return (typeof e?.code === 'string' && CONNECTION_CODES.has(e.code)) || (typeof e?.message === 'string' && CONNECTION_MESSAGES.test(e.message));
-}
-
 /** Resolves once the client is ready (or rejects after `timeoutMs`). */
 export function waitForReady(client: RedisClient, timeoutMs = 10_000): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();

@@ -9,6 +9,9 @@ describe('isRedisUnavailable', () => {
     expect(isRedisUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }))).toBe(true);
     expect(isRedisUnavailable(Object.assign(new Error('x'), { name: 'MaxRetriesPerRequestError' }))).toBe(true);
     expect(isRedisUnavailable(new Error('LOADING Redis is loading the dataset in memory'))).toBe(true);
+    expect(isRedisUnavailable(new Error("Cluster isn't ready and enableOfflineQueue options is false"))).toBe(true);
+    expect(isRedisUnavailable(Object.assign(new Error('getaddrinfo EAI_AGAIN redis'), { code: 'EAI_AGAIN' }))).toBe(true);
+    expect(isRedisUnavailable(Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH' }))).toBe(true);
   });
 
   it('does not take a bug or a refused command for an outage', () => {

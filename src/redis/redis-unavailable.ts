@@ -4,12 +4,13 @@
  * `redis_unavailable` and only outages take a fail-open or fallback path.
  */
 const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError', 'AbortError']);
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 const UNAVAILABLE_MESSAGE =
-  /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|Command timed out|connect ETIMEDOUT|None of startup nodes is available|Failed to refresh slots cache|Too many Cluster redirections|^CLUSTERDOWN|^LOADING|^MASTERDOWN|^TRYAGAIN/;
+  /Connection is closed|Stream isn't writeable|enableOfflineQueue|Cluster isn't ready|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|Command timed out|connect ETIMEDOUT|None of startup nodes is available|Failed to refresh slots cache|Too many Cluster redirections|^CLUSTERDOWN|^LOADING|^MASTERDOWN|^TRYAGAIN/;
 
 export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)) return true;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
   return UNAVAILABLE_NAMES.has(err.name) || UNAVAILABLE_MESSAGE.test(err.message);
 }
