@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { alive } from './child-process.js';
 
 /**
  * One process at a time owns (starts and stops) the embedded services of a DATA_DIR: two
@@ -8,15 +9,6 @@ import path from 'node:path';
  * lock held by a live one attaches to that owner's services instead (provide-services.ts).
  */
 export type DataDirLock = { owned: true; release(): void } | { owned: false; owner: number };
-
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function owned(file: string): DataDirLock {
   let released = false;

@@ -34,6 +34,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from './free-port.js';
 import { toError } from '../errors.js';
+import { alive, exited } from './child-process.js';
 
 export interface PostgresServerOptions {
   /** Holds the cluster (`data/`) and `server.log`. */
@@ -137,15 +138,6 @@ function clusterDir(dir: string, user: RunAs | undefined, onRelocated?: (realDir
   return real;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Stops a server left running on `data` by an earlier owner (its postmaster.pid), waiting until it is gone. */
 async function stopOrphan(data: string): Promise<void> {
   const pidFile = path.join(data, 'postmaster.pid');
@@ -191,10 +183,6 @@ function initdb(bin: string, data: string, user: RunAs | undefined, password: st
   } finally {
     if (pwFile) rmSync(pwFile, { force: true });
   }
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
 }
 
 /** Connects to `url` until it answers or the time is up. */

@@ -6,12 +6,13 @@
  * file only its owner can read (`redis.conf`, 0600), never on the command line, where any local
  * user could read it in the process list.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './free-port.js';
+import { exited } from './child-process.js';
 
 export interface RedisServerOptions {
   dir: string;
@@ -88,10 +89,6 @@ async function stopOrphan(dir: string): Promise<void> {
   for (let i = 0; i < 200 && isRedisServer(pid); i++) await sleep(50);
   if (isRedisServer(pid)) process.kill(pid, 'SIGKILL');
   for (let i = 0; i < 100 && isRedisServer(pid); i++) await sleep(50);
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
 }
 
 export async function startRedisServer(options: RedisServerOptions): Promise<RedisServerProcess> {
