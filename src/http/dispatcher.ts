@@ -3,8 +3,8 @@
  * whose path and method a route declares (route-table.ts):
  *
  *   1. the credential (authenticate.ts), unless the route is public: 401/503 otherwise;
- *   2. the JSON body, when the route declares one (json-body.ts: 400/413/415);
- *   3. the role: 403 on an admin route for another role;
+ *   2. the role: 403 on an admin route for another role (before any body is read);
+ *   3. the JSON body, when the route declares one (json-body.ts: 400/413/415);
  *   4. params, query and body through the route's schemas (route-input.ts: 400 naming the field);
  *   5. the handler, with that input; on `revocation: 'in-handler'` routes the credential check the
  *      handler's script did not take is made before answering;
@@ -64,10 +64,10 @@ async function serve(route: AnyRoute, params: Record<string, string>, ex: Exchan
         auth = verified instanceof Promise ? await verified : verified;
       }
     }
-    const body = route.body ? await readJsonBody(req, options.bodyLimit) : undefined;
     if (route.access === 'admin' && !staticCredential && !(auth && roleAllows(auth.role, 'admin'))) {
       throw new ForbiddenError('forbidden', `${route.method.toUpperCase()} ${route.path} is for admins`);
     }
+    const body = route.body ? await readJsonBody(req, options.bodyLimit) : undefined;
     const input = validateInput(route, params, req.url!, body);
     const reply = await route.handler(new Input(input.params, input.query, input.body, auth, req, options.clientAddress));
     // A handler that left the credential check unused must not answer without it.

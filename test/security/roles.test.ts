@@ -51,6 +51,9 @@ describe('roles and ownership', () => {
     }
     expect(await t.platform.ctx.queues.queue('feedRefresh').getJob(feedTask)).toBeTruthy();
     expect(await t.platform.ctx.queues.queue('maintenance').isPaused()).toBe(false);
+    // The role is checked before the body is read: a user's body to an admin route is never parsed.
+    const unread = await user.request('POST', '/api/queues/maintenance/jobs', '{"not json', { 'content-type': 'application/json' });
+    expect(unread.status).toBe(403);
     expect((await t.platform.ctx.queues.queue('maintenance').getJobs()).filter((j) => j.data.task === 'by-a-user')).toEqual([]);
     // The board's page too, for a browser; and its sign-in form gives a user no session cookie.
     expect((await user.get('/admin/queues', { accept: 'text/html' })).status).toBe(403);
