@@ -97,10 +97,8 @@ export class IpService {
     const ip = await this.find(id);
     if (!ip.active) throw new InvalidStateError('ip_inactive', `IP ${id} is inactive; activate it (PATCH active: true) to crawl it`, { field: 'id' });
     const { taskId, status } = await this.deps.scheduler.crawlNow(ip);
-    if (status === 'queued' || status === 'moved_forward') {
-      await this.deps.scheduler.recordNextCrawl([{ ipId: id, dueAt: Date.now() }]);
-      await this.deps.caches.invalidateIp(id);
-    }
+    // The scheduler recorded the new next crawl; the cached detail must show it.
+    if (status === 'queued' || status === 'moved_forward') await this.deps.caches.invalidateIp(id);
     return { task_id: taskId, status };
   }
 

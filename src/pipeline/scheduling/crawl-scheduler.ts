@@ -182,9 +182,16 @@ export class CrawlScheduler {
 
   /**
    * Manual trigger: the IP's pending crawl is moved forward to now; a crawl that is already
-   * waiting or running is reused. Never adds a second crawl.
+   * waiting or running is reused. Never adds a second crawl. A crawl queued or moved forward is
+   * recorded as the IP's next crawl (now), whoever asked (the API, a dead crawl's replay).
    */
   async crawlNow(ip: SchedulableIp): Promise<{ taskId: string; status: CrawlNowStatus }> {
+    const outcome = await this.bringForward(ip);
+    if (outcome.status === 'queued' || outcome.status === 'moved_forward') await this.recordNextCrawl([{ ipId: ip.id, dueAt: Date.now() }]);
+    return outcome;
+  }
+
+  private async bringForward(ip: SchedulableIp): Promise<{ taskId: string; status: CrawlNowStatus }> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const taskId = await this.chain.current(ip.id);
       if (!taskId) {
@@ -209,10 +216,7 @@ export class CrawlScheduler {
         // Failed for good; its flow's parent would move the chain on at the interval: move it on
         // now instead, due now (the parent's later advance from the same task finds it done).
         const r = await this.advance(ip, taskId, Date.now());
-        if (r.kind === 'advanced') {
-          await this.recordNextCrawl([{ ipId: ip.id, dueAt: Date.now() }]);
-          return { taskId: r.next, status: 'queued' };
-        }
+        if (r.kind === 'advanced') return { taskId: r.next, status: 'queued' };
         continue;
       }
       const link = await this.linkState(taskId);
