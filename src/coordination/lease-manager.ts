@@ -48,9 +48,10 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { LEADER_TASK, type LeaderTerm, type Leadership } from './leadership.js';
-import { acquireLease, leaseValue, releaseLease, renewLease } from './lease-scripts.js';
+import { acquireLease, leaseValue, renewLease } from './lease-scripts.js';
 import { localDeadline, nextAttemptDelayMs, renewEveryMs, retryDelayMs } from './lease-timing.js';
 import { toError } from '../errors.js';
+import { deleteIfEquals } from '../redis/delete-if-equals.js';
 
 type StopFn = () => Promise<void>;
 type StartFn = (term: LeaderTerm) => Promise<StopFn>;
@@ -244,7 +245,7 @@ export class LeaseManager implements Leadership {
       }
       const value = leaseValue(instanceId, n);
       if (this.closing) {
-        await releaseLease.run(redis, { lease: w.key }, { termValue: value }).catch(() => undefined);
+        await deleteIfEquals(redis, w.key, value).catch(() => undefined);
         return;
       }
       this.begin(w, n, value, localDeadline(sentAt, ttlMs));
@@ -323,7 +324,7 @@ export class LeaseManager implements Leadership {
       const stops = await Promise.all(term.stops);
       await Promise.all(stops.map((stop) => stop?.().catch((err: unknown) => this.deps.logger.error({ err, work: w.name }, 'singleton work failed to stop'))));
       // Still ours (deadline passed but Redis kept it, or shutdown): free it for the others now.
-      await releaseLease.run(this.deps.redis, { lease: w.key }, { termValue: term.value }).catch(() => undefined);
+      await deleteIfEquals(this.deps.redis, w.key, term.value).catch(() => undefined);
       if (w.term === term) w.term = undefined;
       w.ending = undefined;
       if (w.state === 'ending') {

@@ -13,9 +13,6 @@ export const acquireLease = RedisScript.load('lease-acquire', new URL('./lease-a
 /** Extends the lease while it still holds this term's value (lease-renew.lua). */
 export const renewLease = RedisScript.load('lease-renew', new URL('./lease-renew.lua', import.meta.url), { keys: ['lease'], args: ['termValue', 'ttlMs'] });
 
-/** Deletes the lease while it still holds this term's value (lease-release.lua). */
-export const releaseLease = RedisScript.load('lease-release', new URL('./lease-release.lua', import.meta.url), { keys: ['lease'], args: ['termValue'] });
-
 /** The value a term writes into its lease. */
 export function leaseValue(instanceId: string, token: number): string {
   return `${instanceId}#${token}`;

@@ -7,10 +7,9 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
+import { deleteIfEquals } from '../redis/delete-if-equals.js';
 
 const acquireScript = RedisScript.load('feed-lock-acquire', new URL('./feed-lock-acquire.lua', import.meta.url), { keys: ['lock'], args: ['holder', 'ttlMs'] });
-
-const releaseScript = RedisScript.load('feed-lock-release', new URL('./feed-lock-release.lua', import.meta.url), { keys: ['lock'], args: ['holder'] });
 
 export class FeedLock {
   constructor(
@@ -25,7 +24,7 @@ export class FeedLock {
   }
 
   async release(feedId: number, holder: string): Promise<boolean> {
-    return (await releaseScript.run<number>(this.redis, { lock: this.keys.feedLock(feedId) }, { holder })) === 1;
+    return deleteIfEquals(this.redis, this.keys.feedLock(feedId), holder);
   }
 
   /** The job id holding the lock, or null. */

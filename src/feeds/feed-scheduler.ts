@@ -43,12 +43,12 @@ import { randomUUID } from 'node:crypto';
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import type { Config } from '../config/index.js';
 import type { RedisClient } from '../redis/connection.js';
-import { RedisScript } from '../redis/script.js';
 import { PENDING_STATES } from '../queues/job-states.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
 import type { DomainGate, HandOver } from './domain-gate.js';
 import { dueAtOfScore } from '../queues/delayed-due.js';
+import { deleteIfEquals } from '../redis/delete-if-equals.js';
 
 export type RefreshTrigger = FeedRefreshPayload['trigger'];
 
@@ -70,11 +70,6 @@ export interface TaskState {
   /** When a delayed job becomes due. */
   runAt: Date | null;
 }
-
-const clearStaleKeyScript = RedisScript.load('feed-clear-stale-dedup', new URL('./feed-clear-stale-dedup.lua', import.meta.url), {
-  keys: ['dedup'],
-  args: ['jobId'],
-});
 
 export function periodicDedupId(feedId: number): string {
   return `feed-${feedId}-periodic`;
@@ -215,7 +210,7 @@ export class FeedScheduler {
     if (owner) {
       const state = await this.queue.getJobState(owner);
       if (state === 'active' || PENDING_STATES.has(state)) return false;
-      await clearStaleKeyScript.run(this.deps.redis, { dedup: this.queue.toKey(`de:${dedupId}`) }, { jobId: owner });
+      await deleteIfEquals(this.deps.redis, this.queue.toKey(`de:${dedupId}`), owner);
     }
     return (await this.schedulePeriodic(feedId, delayMs)).created;
   }
@@ -230,7 +225,7 @@ export class FeedScheduler {
       if (!owner) continue;
       const job = await queue.getJob(owner);
       if (!job) {
-        await clearStaleKeyScript.run(this.deps.redis, { dedup: queue.toKey(`de:${dedupId}`) }, { jobId: owner });
+        await deleteIfEquals(this.deps.redis, queue.toKey(`de:${dedupId}`), owner);
         continue;
       }
       const state = await job.getState();
@@ -239,7 +234,7 @@ export class FeedScheduler {
         // to find the feed gone.
         await job.remove().catch(() => undefined);
       } else if (state !== 'active') {
-        await clearStaleKeyScript.run(this.deps.redis, { dedup: queue.toKey(`de:${dedupId}`) }, { jobId: owner });
+        await deleteIfEquals(this.deps.redis, queue.toKey(`de:${dedupId}`), owner);
       }
     }
   }

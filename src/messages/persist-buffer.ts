@@ -22,6 +22,7 @@ import { RedisScript } from '../redis/script.js';
 import type { AcceptedMessage } from '../queues/payloads/messages.js';
 import { onSessionConnection, type MessageConnections } from './message-connections.js';
 import { sessionHash } from './session-hash.js';
+import { deleteIfEquals } from '../redis/delete-if-equals.js';
 
 const PUSH = RedisScript.load(
   'message-persist-push',
@@ -39,8 +40,6 @@ const REMOVE = RedisScript.load('message-persist-remove', new URL('./message-per
   keys: ['buffer', 'lease'],
   args: ['token', 'written'],
 });
-
-const RELEASE = RedisScript.load('message-persist-release', new URL('./message-persist-release.lua', import.meta.url), { keys: ['lease'], args: ['token'] });
 
 export interface PersistBufferSettings {
   persistShards: number;
@@ -86,7 +85,7 @@ export class PersistBuffer {
   }
 
   async release(redis: RedisClient, shard: number, token: string): Promise<void> {
-    await RELEASE.run(redis, { lease: this.keys.messagePersistLock(shard) }, { token });
+    await deleteIfEquals(redis, this.keys.messagePersistLock(shard), token);
   }
 
   /** Sets aside entries the DB refused one by one, with the reason. */

@@ -17,7 +17,8 @@ import type { Keys } from '../redis/keys.js';
 import type { ScriptTail } from '../redis/script.js';
 import { withDeadline } from '../lib/deadline.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
-import { popOneScript, popScript, pushScript, snapshotScript, trimConsumedScript, unlockScript } from './pool-scripts.js';
+import { popOneScript, popScript, pushScript, snapshotScript, trimConsumedScript } from './pool-scripts.js';
+import { deleteIfEquals } from '../redis/delete-if-equals.js';
 
 export interface PoolSnapshot {
   length: number;
@@ -116,7 +117,7 @@ export class PoolLists {
   }
 
   async releaseLock(type: PoolType, groupId: number, token: string): Promise<boolean> {
-    return (await this.run((redis) => unlockScript.run<number>(redis, { lock: this.keys.poolRefillLock(type, groupId) }, { token }))) === 1;
+    return this.run((redis) => deleteIfEquals(redis, this.keys.poolRefillLock(type, groupId), token));
   }
 
   /**

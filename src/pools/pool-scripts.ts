@@ -39,6 +39,3 @@ export const trimConsumedScript = RedisScript.load('pool-trim-consumed', new URL
   keys: ['consumed'],
   args: ['oldest', 'count'],
 });
-
-/** Deletes the refill lock only when it still holds the caller's token (pool-unlock.lua). */
-export const unlockScript = RedisScript.load('pool-unlock', new URL('./pool-unlock.lua', import.meta.url), { keys: ['lock'], args: ['token'] });

@@ -70,7 +70,7 @@ describe('the Lua scripts of the platform', () => {
     .join('\n');
 
   it('each starts with its KEYS/ARGV list and is loaded by a wrapper in its folder', () => {
-    expect(files.length).toBeGreaterThanOrEqual(38);
+    expect(files.length).toBeGreaterThanOrEqual(34);
     for (const f of files) {
       expect(() => declaredSlots(readFileSync(f, 'utf8')), f).not.toThrow();
       expect(wrappers.includes(`new URL('./${path.basename(f)}', import.meta.url)`), `${f} has a wrapper`).toBe(true);
