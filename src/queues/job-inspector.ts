@@ -257,8 +257,7 @@ export class JobInspector {
   async add(name: string, input: { name?: string | undefined; data: unknown; delay?: number | undefined; priority?: number | undefined }): Promise<JobView> {
     this.queueOr404(name);
     const def = findQueue(name)!;
-    if (def.manualAdd)
-      throw new ConflictError('chained_queue', `jobs of "${name}" belong to a chain: ${def.manualAdd.refused}`, { field: 'name' });
+    if (def.manualAdd) throw new ConflictError('chained_queue', `jobs of "${name}" belong to a chain: ${def.manualAdd.refused}`, { field: 'name' });
     const key = (Object.keys(queueDefinitions) as QueueKey[]).find((k) => queueDefinitions[k].name === name)!;
     const parsed = def.payload.safeParse(input.data);
     if (!parsed.success) {
