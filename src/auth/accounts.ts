@@ -17,7 +17,6 @@ import type { AuthService } from './auth-service.js';
 import { API_KEY_REVOKED, userState, type CredentialStates } from './credential-state.js';
 import { hashPassword } from './passwords.js';
 import type { Role } from './roles.js';
-import { INTERACTIVE_TRANSACTION } from '../db/transaction-options.js';
 
 export interface UserView {
   id: number;
@@ -170,7 +169,7 @@ export class Accounts {
         await states.raise({ kind: 'user', id }, userState(user));
         for (const k of keys) await states.raise({ kind: 'apiKey', id: k.id }, API_KEY_REVOKED);
         return user;
-      }, INTERACTIVE_TRANSACTION);
+      });
     } catch (err) {
       if (isRedisUnavailable(err))
         throw new DependencyDownError('redis', 'account changes need Redis, which ends the earlier credentials; nothing was changed', { cause: err });

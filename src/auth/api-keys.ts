@@ -10,7 +10,6 @@ import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import { formatApiKey, hashApiKeySecret, newApiKeySecret } from './api-key-format.js';
 import { API_KEY_ACTIVE, API_KEY_REVOKED, type CredentialStates } from './credential-state.js';
 import { roleAllows, type Role } from './roles.js';
-import { INTERACTIVE_TRANSACTION } from '../db/transaction-options.js';
 
 export interface ApiKeyView {
   id: number;
@@ -56,7 +55,7 @@ export class ApiKeys {
         if (!key) throw new NotFoundError('api_key_not_found', `no API key ${id}`, { field: 'id' });
         if (!key.revokedAt) await tx.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
         await states.raise({ kind: 'apiKey', id }, API_KEY_REVOKED);
-      }, INTERACTIVE_TRANSACTION);
+      });
     } catch (err) {
       if (isRedisUnavailable(err)) throw new DependencyDownError('redis', 'revoking a key needs Redis; nothing was changed', { cause: err });
       throw err;

@@ -49,7 +49,10 @@ export function createDatabase(options: DatabaseOptions): Database {
   // A broken idle connection must not crash the process; the pool replaces it.
   pool.on('error', lost);
   pool.on('connect', () => outage.success());
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  // Interactive transactions wait for a connection as long as the pg pool would (10 s) instead of
+  // Prisma's 2 s, and may run 20 s: a burst of short transactions (parallel subscriptions under the
+  // per-user feed limit, say) waits its turn rather than failing.
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: { maxWait: 10_000, timeout: 20_000 } });
   return {
     prisma,
     pool,

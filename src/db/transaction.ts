@@ -9,8 +9,8 @@
  * Nothing inside `work` may wait on another connection of the same pool (a pool exhausted by
  * transactions that each wait for a second connection would deadlock).
  *
- * Prisma's interactive transactions (prisma.$transaction) take INTERACTIVE_TRANSACTION
- * (transaction-options.ts) instead.
+ * Prisma's interactive transactions (prisma.$transaction) take their time limits from the
+ * client's transactionOptions (client.ts) instead.
  */
 import type pg from 'pg';
 

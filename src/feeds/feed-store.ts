@@ -13,7 +13,6 @@
  * to auth), so parallel subscriptions cannot pass the limit together.
  */
 import type { Database, PrismaClient } from '../db/client.js';
-import { INTERACTIVE_TRANSACTION } from '../db/transaction-options.js';
 import type { Feed } from '../generated/prisma/client.js';
 
 export interface SuccessFacts {
@@ -142,7 +141,7 @@ export class FeedStore {
         await tx.$executeRaw`SELECT pg_advisory_xact_lock(${SUBSCRIBE_LOCK}::int, ${userId}::int)`;
         if ((await tx.feed.count({ where: { userId } })) >= maxPerUser) return { kind: 'limit_reached' as const };
         return { kind: 'created' as const, feed: await tx.feed.create({ data: { userId, ...feed } }) };
-      }, INTERACTIVE_TRANSACTION);
+      });
     } catch (err) {
       if (isUniqueViolation(err)) return { kind: 'exists' };
       if (isForeignKeyViolation(err)) return { kind: 'unknown_user' };
