@@ -6,25 +6,19 @@
  * ill-formed XML refused with its reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
-import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { waitForTask } from './support.js';
+import type { FeedServer } from '../fixtures/feeds/feed-server.js';
+import type { TestPlatform } from '../support/platform.js';
+import { startFeedPlatform, waitForTask } from './support.js';
 
 describe('feed content', () => {
   let t: TestPlatform;
   let server: FeedServer;
+  let stop: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    server = await startFeedServer();
-    t = await startTestPlatform({
-      roles: ['feeds', 'api'],
-      env: { FEED_DOMAIN_MIN_INTERVAL_MS: '0', FEED_ATTEMPTS: '1', FEED_RECONCILE_INTERVAL_SECONDS: '0' },
-    });
+    ({ t, server, stop } = await startFeedPlatform({ env: { FEED_ATTEMPTS: '1' } }));
   });
-  afterAll(async () => {
-    await t?.stop();
-    await server?.stop();
-  });
+  afterAll(() => stop?.());
 
   /** Subscribes to a served path and waits for its first refresh. */
   async function refresh(path: string) {

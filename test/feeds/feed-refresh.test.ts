@@ -6,36 +6,30 @@
  * recorded with a next refresh like any other, and the worker still healthy afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
-import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import type { FeedServer } from '../fixtures/feeds/feed-server.js';
+import type { TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 import { INTERNAL_ERROR } from '../../src/feeds/refresh-feed.js';
-import { pendingJobsOfFeed, waitForTask } from './support.js';
+import { pendingJobsOfFeed, startFeedPlatform, waitForTask } from './support.js';
 
 describe('feed refresh', () => {
   let t: TestPlatform;
   let server: FeedServer;
+  let stop: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    server = await startFeedServer();
-    t = await startTestPlatform({
-      roles: ['feeds', 'api'],
+    ({ t, server, stop } = await startFeedPlatform({
       env: {
-        FEED_DOMAIN_MIN_INTERVAL_MS: '0', // one fixture host for every feed here; spacing has its own test
         FEED_FETCH_TIMEOUT_MS: '1500',
         FEED_ATTEMPTS: '2',
         FEED_RETRY_DELAY_MS: '200',
-        FEED_RECONCILE_INTERVAL_SECONDS: '0',
         // The 5,000-item feed below is stored whole (the limits themselves: test/security/per-user-limits.test.ts).
         FEED_MAX_ITEMS_PER_DOCUMENT: '5000',
         ARTICLES_KEEP_PER_FEED: '5000',
       },
-    });
+    }));
   });
-  afterAll(async () => {
-    await t?.stop();
-    await server?.stop();
-  });
+  afterAll(() => stop?.());
 
   async function subscribe(path: string, extra: Record<string, unknown> = {}) {
     const res = await t.api.post('/api/feeds', { url: server.url(path), ...extra });

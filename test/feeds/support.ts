@@ -1,8 +1,39 @@
 /** Helpers shared by the feed tests. */
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '../../src/redis/connection.js';
+import type { RoleName } from '../../src/runtime/roles.js';
+import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
 import type { ApiClient } from '../support/http-client.js';
+import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
+
+/**
+ * A local feed server and a platform refreshing its feeds: the feeds worker and the API (or
+ * `roles`), no spacing between requests to one host (its own tests set it) and no reconciler
+ * rounds, plus `env`. `stop()` stops both.
+ */
+export async function startFeedPlatform(
+  options: { env?: Record<string, string>; roles?: RoleName[]; hosts?: string[] } = {},
+): Promise<{ t: TestPlatform; server: FeedServer; stop(): Promise<void> }> {
+  const server = await startFeedServer(options.hosts ? { hosts: options.hosts } : {});
+  try {
+    const t = await startTestPlatform({
+      roles: options.roles ?? ['feeds', 'api'],
+      env: { FEED_DOMAIN_MIN_INTERVAL_MS: '0', FEED_RECONCILE_INTERVAL_SECONDS: '0', ...options.env },
+    });
+    return {
+      t,
+      server,
+      stop: async () => {
+        await t.stop();
+        await server.stop();
+      },
+    };
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+}
 
 export interface TaskView {
   task_id: string;

@@ -6,32 +6,21 @@
  * ARTICLES_KEEP_PER_FEED articles.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
-import { waitForTask } from '../feeds/support.js';
+import type { FeedServer } from '../fixtures/feeds/feed-server.js';
+import { startFeedPlatform, waitForTask } from '../feeds/support.js';
 import { createPlainUser } from '../support/accounts.js';
-import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import type { TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 
 describe('per-user limits', () => {
   let t: TestPlatform;
   let server: FeedServer;
+  let stop: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    server = await startFeedServer();
-    t = await startTestPlatform({
-      roles: ['cluster', 'feeds', 'api'],
-      env: {
-        FEEDS_MAX_PER_USER: '3',
-        ARTICLES_KEEP_PER_FEED: '30',
-        FEED_DOMAIN_MIN_INTERVAL_MS: '0',
-        FEED_RECONCILE_INTERVAL_SECONDS: '0',
-      },
-    });
+    ({ t, server, stop } = await startFeedPlatform({ roles: ['cluster', 'feeds', 'api'], env: { FEEDS_MAX_PER_USER: '3', ARTICLES_KEEP_PER_FEED: '30' } }));
   });
-  afterAll(async () => {
-    await t?.stop();
-    await server?.stop();
-  });
+  afterAll(() => stop?.());
 
   it("refuses a user's feed past FEEDS_MAX_PER_USER (409 naming url), also when they arrive at once", async () => {
     const user = await createPlainUser(t, 'hoarder');
@@ -88,19 +77,14 @@ describe('per-user limits', () => {
 
 describe('items per feed document with the default settings', () => {
   it('stores at most FEED_MAX_ITEMS_PER_DOCUMENT (1000) items of one document', async () => {
-    const server = await startFeedServer();
-    const t = await startTestPlatform({
-      roles: ['feeds', 'api'],
-      env: { FEED_DOMAIN_MIN_INTERVAL_MS: '0', FEED_RECONCILE_INTERVAL_SECONDS: '0' },
-    });
+    const { t, server, stop } = await startFeedPlatform();
     try {
       const feed = await t.api.post('/api/feeds', { url: server.url('/rss/many.xml?items=5000') });
       const task = await waitForTask(t.api, feed.body.taskId, 60_000);
       expect(task.result).toMatchObject({ outcome: 'refreshed', items: 5000, inserted: 1000, truncatedItems: 4000 });
       expect(await t.platform.ctx.db.prisma.article.count({ where: { feedId: feed.body.id } })).toBe(1000);
     } finally {
-      await t.stop();
-      await server.stop();
+      await stop();
     }
   });
 });

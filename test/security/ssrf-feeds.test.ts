@@ -10,9 +10,9 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
-import { waitForTask } from '../feeds/support.js';
-import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import type { FeedServer } from '../fixtures/feeds/feed-server.js';
+import { startFeedPlatform, waitForTask } from '../feeds/support.js';
+import type { TestPlatform } from '../support/platform.js';
 
 const NOT_ALLOWED = (host: string) => `destination_not_allowed: ${host} is not an allowed destination`;
 
@@ -22,22 +22,16 @@ describe('SSRF: feeds reach only what the outbound policy allows', () => {
   const tcpServers: net.Server[] = [];
   const tcpSockets = new Set<net.Socket>();
 
+  let stop: (() => Promise<void>) | undefined;
+
   beforeAll(async () => {
-    server = await startFeedServer({ hosts: ['127.0.0.1', '127.0.0.2', '127.0.0.3'] });
-    t = await startTestPlatform({
-      roles: ['feeds', 'api'],
-      env: {
-        OUTBOUND_ALLOW: '127.0.0.2,127.0.0.3',
-        FEED_DOMAIN_MIN_INTERVAL_MS: '0',
-        FEED_FETCH_TIMEOUT_MS: '1500',
-        FEED_ATTEMPTS: '1',
-        FEED_RECONCILE_INTERVAL_SECONDS: '0',
-      },
-    });
+    ({ t, server, stop } = await startFeedPlatform({
+      hosts: ['127.0.0.1', '127.0.0.2', '127.0.0.3'],
+      env: { OUTBOUND_ALLOW: '127.0.0.2,127.0.0.3', FEED_FETCH_TIMEOUT_MS: '1500', FEED_ATTEMPTS: '1' },
+    }));
   });
   afterAll(async () => {
-    await t?.stop();
-    await server?.stop();
+    await stop?.();
     for (const s of tcpSockets) s.destroy();
     for (const s of tcpServers) await new Promise((resolve) => s.close(resolve));
   });
