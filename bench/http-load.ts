@@ -17,6 +17,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { TEST_ADMIN } from '../test/support/env.js';
 import { spawnTsProcess, type PlatformProcess } from '../test/support/processes.js';
 import { percentile } from './stats.js';
 
@@ -174,3 +176,23 @@ export function profileFlags(name: string): string[] {
 
 export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 export const ms = (n: number) => `${n.toFixed(2)} ms`;
+
+/** Creates database `name` in the cluster at `clusterUrl`; answers its URL. */
+export async function createBenchDatabase(clusterUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: clusterUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(clusterUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Logs in as the test admin at the platform's API; answers the bearer token. */
+export async function adminToken(apiUrl: string): Promise<string> {
+  const login = await fetch(`${apiUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(TEST_ADMIN) });
+  return ((await login.json()) as { token: string }).token;
+}

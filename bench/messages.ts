@@ -27,7 +27,6 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import { Redis } from 'ioredis';
-import pgLib from 'pg';
 import type { Counter } from 'prom-client';
 import { AuthService } from '../src/auth/auth-service.js';
 import { loadConfig } from '../src/config/index.js';
@@ -42,10 +41,12 @@ import { startMessagesRole } from '../src/messages/role.js';
 import type { AcceptedMessage } from '../src/queues/payloads/messages.js';
 import { startPlatform } from '../src/runtime/start-platform.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
-import { TEST_ADMIN, testEnv } from '../test/support/env.js';
+import { testEnv } from '../test/support/env.js';
 import type { PlatformProcess } from '../test/support/processes.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
 import {
+  adminToken,
+  createBenchDatabase,
   fmt,
   load,
   ms,
@@ -151,12 +152,7 @@ interface Servers {
 }
 
 async function httpBench(servers: Servers, pinning: Pinning | undefined): Promise<void> {
-  const login = await fetch(`${servers.api.url}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(TEST_ADMIN),
-  });
-  const { token } = (await login.json()) as { token: string };
+  const token = await adminToken(servers.api.url);
   const auth = { authorization: `Bearer ${token}` };
   const body = JSON.stringify({ role: 'user', content: CONTENT });
   const servedBy = [
@@ -347,13 +343,7 @@ async function main(): Promise<void> {
     pg = await startPostgresCluster();
     const pinning = pinLoadToCpu0();
     pinToLoadCpu(pinning, redis.pid);
-    const c = new pgLib.Client({ connectionString: pg.url });
-    await c.connect();
-    await c.query('CREATE DATABASE bench');
-    await c.end();
-    const db = new URL(pg.url);
-    db.pathname = '/bench';
-    const databaseUrl = db.toString();
+    const databaseUrl = await createBenchDatabase(pg.url, 'bench');
     const env = platformEnv(redis.url, databaseUrl, path.join(tmp, 'data'));
 
     console.log(

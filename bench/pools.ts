@@ -20,7 +20,6 @@
  * BENCH_ROUNDS (default 5) sets the rounds; BENCH_PART=http|db runs one half; BENCH_PROFILE_DIR
  * writes CPU profiles of the three servers (api/, express/, http/ under it).
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -28,6 +27,7 @@ import path from 'node:path';
 import express from 'express';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { applyMigrations } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { markConsumed } from '../src/pools/mark-consumed.js';
 import { encodeItem } from '../src/pools/pool-item.js';
@@ -36,10 +36,12 @@ import { PoolRows } from '../src/pools/pool-rows.js';
 import { refillPool } from '../src/pools/refill-pool.js';
 import { createKeys } from '../src/redis/keys.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
-import { TEST_ADMIN, testEnv } from '../test/support/env.js';
+import { testEnv } from '../test/support/env.js';
 import type { PlatformProcess } from '../test/support/processes.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
 import {
+  adminToken,
+  createBenchDatabase,
   fmt,
   load,
   ms,
@@ -48,7 +50,6 @@ import {
   PREWARM_MS,
   profileFlags,
   rate,
-  ROOT,
   spawnServer,
   unpinLoad,
   type LoadResult,
@@ -301,18 +302,8 @@ async function main(): Promise<void> {
   const redis = new Redis(redisServer.url);
   let pool: pg.Pool | undefined;
   try {
-    const admin = new pg.Client({ connectionString: cluster.url });
-    await admin.connect();
-    await admin.query('CREATE DATABASE bench_pools');
-    await admin.end();
-    const dbUrl = new URL(cluster.url);
-    dbUrl.pathname = '/bench_pools';
-    const databaseUrl = dbUrl.toString();
-    execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/db/cli-migrate.ts')], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl },
-      stdio: 'ignore',
-    });
+    const databaseUrl = await createBenchDatabase(cluster.url, 'bench_pools');
+    await applyMigrations(databaseUrl);
     pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
 
     const platformEnv = testEnv(
@@ -335,12 +326,7 @@ async function main(): Promise<void> {
     ]);
     children.push(platform.server, bareExpress.server, bareHttp.server);
     const apiUrl = platform.match[1]!;
-    const login = await fetch(`${apiUrl}/api/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(TEST_ADMIN),
-    });
-    const { token } = (await login.json()) as { token: string };
+    const token = await adminToken(apiUrl);
     const env: Env = {
       redis,
       pool,

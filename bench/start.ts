@@ -10,14 +10,13 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startPostgresServer } from '../src/services/postgres-server-process.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
 import { freePort } from '../src/services/free-port.js';
+import { ROOT } from './http-load.js';
 import { median } from './stats.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ROUNDS = Number(process.env.BENCH_START_ROUNDS ?? 3);
 
 /** ms from spawn to the first healthy /healthz; then stops the platform (SIGTERM to its group). */
