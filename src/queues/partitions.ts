@@ -43,9 +43,14 @@ export function fnv1a(text: string): number {
   return h >>> 0;
 }
 
-/** The partition (0 … count-1) of a business key. */
+/**
+ * The partition (0 … count-1) of a business key: a non-negative integer key (an IP, feed or
+ * buffer id, handed out in sequence) modulo the count, which spreads them evenly; any other key
+ * by its FNV-1a hash.
+ */
 export function partitionOf(key: string | number, count: number): number {
   if (count <= 1) return 0;
+  if (typeof key === 'number' && Number.isSafeInteger(key) && key >= 0) return key % count;
   return fnv1a(String(key)) % count;
 }
 
