@@ -123,7 +123,10 @@ export class QueueRegistry {
 
   /** The queue holding `jobId` or, when none does, the current partition (where a new one would go). */
   async home(key: QueueKey, partitionKey: PartitionKey | undefined, jobId: string): Promise<Queue> {
-    return (await this.locate(key, partitionKey, jobId)) ?? this.queue(key, partitionKey);
+    const candidates = this.candidates(key, partitionKey);
+    if (candidates.length === 1) return candidates[0]!; // one place it can be: no lookup
+    for (const q of candidates) if ((await q.getJobState(jobId)) !== 'unknown') return q;
+    return partitionKey === undefined ? candidates[0]! : this.queue(key, partitionKey);
   }
 
   /** The Queue of a BullMQ queue name (`crawl`, `crawl.3`), or undefined when no such queue is in the layout. */
