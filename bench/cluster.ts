@@ -227,6 +227,10 @@ async function run(cluster: TestRedisCluster, masters: Redis[], shards: number, 
       const completed = counts.reduce((s, c) => s + (c.completed ?? 0), 0);
       const failed = counts.reduce((s, c) => s + (c.failed ?? 0), 0);
       if (failed > 0) throw new Error(`${failed} no-op jobs failed`);
+      const gone = [producer, ...workers].find((p) => p.child.exitCode !== null && p.child.exitCode !== 0);
+      if (gone) throw new Error(`a child process failed (exit ${gone.child.exitCode}):\n${gone.output()}`);
+      const signalled = [producer, ...workers].find((p) => p.child.signalCode !== null);
+      if (signalled) throw new Error(`a child process was killed (${signalled.child.signalCode}):\n${signalled.output()}`);
       if (completed >= JOBS) break;
       if (Date.now() > deadline) throw new Error(`only ${completed} of ${JOBS} jobs completed in ${RUN_TIMEOUT_MS / 1000} s`);
       await new Promise((r) => setTimeout(r, 100));
@@ -283,6 +287,15 @@ async function main(): Promise<void> {
     })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanup().finally(() => process.exit(130)));
   try {
+    for (const [name, value, least] of [
+      ['BENCH_ROUNDS', ROUNDS, 1],
+      ['BENCH_JOBS', JOBS, 1],
+      ['BENCH_ITEMS', ITEMS, 0],
+      ['BENCH_WORKER_PROCESSES', WORKER_PROCESSES, 1],
+      ['BENCH_CONCURRENCY', CONCURRENCY, 1],
+    ] as const) {
+      if (!Number.isInteger(value) || value < least) throw new Error(`${name} must be an integer >= ${least} (got ${value})`);
+    }
     cluster = await startTestRedisCluster({ masters: 3 });
     masters = cluster.nodes.map((n) => new Redis({ host: '127.0.0.1', port: n.port, maxRetriesPerRequest: 1 }));
     const cores = os.availableParallelism();
