@@ -108,6 +108,23 @@ describe('queue layout', () => {
     expect(names(new QueueLayout({ prefix: 'wp', cluster: false, shards: 6, older: [1] }).draining('crawl'))).toEqual(['{wp}:crawl']);
   });
 
+  it('never puts a queue of one layout in another layout: partitions of different counts have different keys', () => {
+    const counts = [2, 3, 4, 6, 12];
+    for (const prefix of ['wp', 'other']) {
+      const layout = new QueueLayout({ prefix, cluster: true, shards: 1, older: counts });
+      const all = layout.all().map((t) => `${t.prefix}:${t.name}`);
+      expect(new Set(all).size, prefix).toBe(all.length);
+      expect(all).toHaveLength(3 + 4 + 4 * counts.reduce((a, b) => a + b, 0));
+      // The spread over the slot space holds for every count.
+      for (const n of counts) {
+        layout.draining('feedRefresh').filter((t) => t.count === n).forEach((t) => {
+          expect(keySlot(t.prefix)).toBeGreaterThanOrEqual(Math.floor((t.partition * SLOTS) / n));
+          expect(keySlot(t.prefix)).toBeLessThan(Math.floor(((t.partition + 1) * SLOTS) / n));
+        });
+      }
+    }
+  });
+
   it('consumes the partitions named by WORKER_SHARDS of the current layout, and every partition of an older one', () => {
     const layout = new QueueLayout({ prefix: 'wp', cluster: true, shards: 6, consumed: [0, 1, 4], older: [3] });
     expect(layout.consumed('crawl').map((t) => [t.name, t.count])).toEqual([
