@@ -37,9 +37,7 @@ describe('queue layout', () => {
     for (const cluster of [false, true]) {
       const layout = new QueueLayout({ prefix: 'wp', cluster, shards: 6 });
       expect(names(layout.current('crawl'))).toEqual(Array.from({ length: 6 }, (_, i) => `{${partitionTag('wp:crawl', i, 6)}}:crawl.${i}`));
-      expect(names(layout.current('crawlResult'))).toEqual(
-        Array.from({ length: 6 }, (_, i) => `{${partitionTag('wp:crawl', i, 6)}}:crawl-result.${i}`),
-      );
+      expect(names(layout.current('crawlResult'))).toEqual(Array.from({ length: 6 }, (_, i) => `{${partitionTag('wp:crawl', i, 6)}}:crawl-result.${i}`));
       expect(layout.current('feedRefresh').map((t) => t.prefix)).toEqual(Array.from({ length: 6 }, (_, i) => `{${partitionTag('wp:feeds', i, 6)}}`));
       expect(layout.current('messagePersist').map((t) => t.name)).toEqual(Array.from({ length: 6 }, (_, i) => `message-persist.${i}`));
       layout.current('messagePersist').forEach((t, i) => {
@@ -117,10 +115,13 @@ describe('queue layout', () => {
       expect(all).toHaveLength(3 + 4 + 4 * counts.reduce((a, b) => a + b, 0));
       // The spread over the slot space holds for every count.
       for (const n of counts) {
-        layout.draining('feedRefresh').filter((t) => t.count === n).forEach((t) => {
-          expect(keySlot(t.prefix)).toBeGreaterThanOrEqual(Math.floor((t.partition * SLOTS) / n));
-          expect(keySlot(t.prefix)).toBeLessThan(Math.floor(((t.partition + 1) * SLOTS) / n));
-        });
+        layout
+          .draining('feedRefresh')
+          .filter((t) => t.count === n)
+          .forEach((t) => {
+            expect(keySlot(t.prefix)).toBeGreaterThanOrEqual(Math.floor((t.partition * SLOTS) / n));
+            expect(keySlot(t.prefix)).toBeLessThan(Math.floor(((t.partition + 1) * SLOTS) / n));
+          });
       }
     }
   });
