@@ -209,7 +209,7 @@ export class JobInspector {
     throw new NotFoundError('unknown_queue', `no queue named "${name}"`, { field: 'name' });
   }
 
-  /** The queues a name stands for: one queue (`crawl.3`, or `crawl` without partitions), or every partition of a family queue (`crawl`). */
+  /** The queues a name stands for: one queue (`crawl.3-of-6`, or `crawl` without partitions), or every partition of a family queue (`crawl`). */
   private resolve(name: string): Queue[] | undefined {
     const q = this.queues.byName(name);
     if (q) return [q];
@@ -223,7 +223,7 @@ export class JobInspector {
     return qs;
   }
 
-  /** The registered queue a (partition) queue belongs to: `crawl` for `crawl.3`. */
+  /** The registered queue a (partition) queue belongs to: `crawl` for `crawl.3-of-6`. */
   private familyName(q: Queue): string {
     return queueDefinitions[this.queues.targetOf(q).key].name;
   }

@@ -33,13 +33,13 @@ describe('queue layout', () => {
     expect(layout.all().map((t) => t.name)).toEqual(queueList.map((q) => q.name));
   });
 
-  it('splits the hot families into `<name>.<i>` partitions with tags spread over the slot space; pools and maintenance stay whole', () => {
+  it('splits the hot families into `<name>.<i>-of-<n>` partitions with tags spread over the slot space; pools and maintenance stay whole', () => {
     for (const cluster of [false, true]) {
       const layout = new QueueLayout({ prefix: 'wp', cluster, shards: 6 });
-      expect(names(layout.current('crawl'))).toEqual(Array.from({ length: 6 }, (_, i) => `{${partitionTag('wp:crawl', i, 6)}}:crawl.${i}`));
-      expect(names(layout.current('crawlResult'))).toEqual(Array.from({ length: 6 }, (_, i) => `{${partitionTag('wp:crawl', i, 6)}}:crawl-result.${i}`));
+      expect(names(layout.current('crawl'))).toEqual(Array.from({ length: 6 }, (_, i) => `{${partitionTag('wp:crawl', i, 6)}}:crawl.${i}-of-6`));
+      expect(names(layout.current('crawlResult'))).toEqual(Array.from({ length: 6 }, (_, i) => `{${partitionTag('wp:crawl', i, 6)}}:crawl-result.${i}-of-6`));
       expect(layout.current('feedRefresh').map((t) => t.prefix)).toEqual(Array.from({ length: 6 }, (_, i) => `{${partitionTag('wp:feeds', i, 6)}}`));
-      expect(layout.current('messagePersist').map((t) => t.name)).toEqual(Array.from({ length: 6 }, (_, i) => `message-persist.${i}`));
+      expect(layout.current('messagePersist').map((t) => t.name)).toEqual(Array.from({ length: 6 }, (_, i) => `message-persist.${i}-of-6`));
       layout.current('messagePersist').forEach((t, i) => {
         const slot = keySlot(`${t.prefix}:${t.name}:wait`);
         expect(slot).toBeGreaterThanOrEqual(Math.floor((i * SLOTS) / 6));
@@ -81,11 +81,12 @@ describe('queue layout', () => {
     expect(layout.older).toEqual([6, 12]); // its own count and repeats dropped, in order
     const c = layout.candidates('crawl', 7);
     expect(c.map((t) => [t.name, t.count, t.current])).toEqual([
-      ['crawl.1', 3, true],
-      ['crawl.1', 6, false],
-      ['crawl.7', 12, false],
+      ['crawl.1-of-3', 3, true],
+      ['crawl.1-of-6', 6, false],
+      ['crawl.7-of-12', 12, false],
     ]);
-    expect(c[0]!.prefix).not.toBe(c[1]!.prefix); // same name in two layouts, different keys
+    expect(c[0]!.prefix).not.toBe(c[1]!.prefix); // one partition index in two layouts: different keys and names
+    expect(c[0]!.name).not.toBe(c[1]!.name);
     expect(layout.targetFor('crawl', 7)).toBe(c[0]);
     // Without a key (or for a whole family): every queue, current ones first.
     expect(layout.candidates('crawl', undefined)).toEqual(layout.everywhere('crawl'));
@@ -96,7 +97,7 @@ describe('queue layout', () => {
   it('lists the partitions of older layouts as draining, for the hot families only', () => {
     const layout = new QueueLayout({ prefix: 'wp', cluster: true, shards: 3, older: [6] });
     const draining = layout.draining('feedRefresh');
-    expect(draining.map((t) => [t.name, t.count, t.current])).toEqual(Array.from({ length: 6 }, (_, i) => [`feed-refresh.${i}`, 6, false]));
+    expect(draining.map((t) => [t.name, t.count, t.current])).toEqual(Array.from({ length: 6 }, (_, i) => [`feed-refresh.${i}-of-6`, 6, false]));
     expect(draining.map((t) => t.prefix)).toEqual(Array.from({ length: 6 }, (_, i) => `{${partitionTag('wp:feeds', i, 6)}}`));
     expect(layout.draining('poolConsumed')).toEqual([]);
     expect(layout.all()).toHaveLength(4 * 3 + 4 * 6 + 3);
@@ -129,12 +130,12 @@ describe('queue layout', () => {
   it('consumes the partitions named by WORKER_SHARDS of the current layout, and every partition of an older one', () => {
     const layout = new QueueLayout({ prefix: 'wp', cluster: true, shards: 6, consumed: [0, 1, 4], older: [3] });
     expect(layout.consumed('crawl').map((t) => [t.name, t.count])).toEqual([
-      ['crawl.0', 6],
-      ['crawl.1', 6],
-      ['crawl.4', 6],
-      ['crawl.0', 3],
-      ['crawl.1', 3],
-      ['crawl.2', 3],
+      ['crawl.0-of-6', 6],
+      ['crawl.1-of-6', 6],
+      ['crawl.4-of-6', 6],
+      ['crawl.0-of-3', 3],
+      ['crawl.1-of-3', 3],
+      ['crawl.2-of-3', 3],
     ]);
     // A family that is not partitioned is consumed whole whatever WORKER_SHARDS says.
     expect(names(layout.consumed('poolRefill'))).toEqual(['{wp:pools}:pool-refill']);
@@ -147,7 +148,7 @@ describe('queue layout', () => {
     const old = layout.target('crawl', 5, 6);
     expect(old.current).toBe(false);
     const sibling = layout.sibling(old, 'crawlResult');
-    expect(sibling).toMatchObject({ key: 'crawlResult', name: 'crawl-result.5', count: 6, partition: 5, prefix: old.prefix, current: false });
+    expect(sibling).toMatchObject({ key: 'crawlResult', name: 'crawl-result.5-of-6', count: 6, partition: 5, prefix: old.prefix, current: false });
     const now = layout.targetFor('crawl', 4);
     expect(layout.sibling(now, 'crawlResult')).toBe(layout.targetFor('crawlResult', 4));
   });

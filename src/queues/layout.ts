@@ -7,7 +7,7 @@
  * - One partition (QUEUE_SHARDS=1, the default): a family's queues keep their names; their prefix
  *   is `{<prefix>}` on a single Redis (where nothing moves from before partitions existed) and
  *   `{<prefix>:<family>}` on a Redis Cluster, so that families land on different masters.
- * - n partitions: partition i of a hot family is queue `<name>.<i>` (Bull Board groups by the `.`)
+ * - n partitions: partition i of a hot family is queue `<name>.<i>-of-<n>` (Bull Board groups by the `.`; the count in the name keeps the names of two layouts apart while one drains)
  *   with prefix `{partitionTag('<prefix>:<family>', i, n)}`, a tag whose slot lies in the i-th n-th
  *   of the slot space: n partitions over m masters put n/m on each.
  * - A job's partition is a stable function of its business key: an IP's id for its crawls and
@@ -55,7 +55,7 @@ export function partitionKeyOfPayload(key: QueueKey, data: unknown): PartitionKe
 export interface QueueTarget {
   key: QueueKey;
   family: QueueFamily;
-  /** The BullMQ queue name (`crawl`, or `crawl.3` when partitioned). */
+  /** The BullMQ queue name (`crawl`, or `crawl.3-of-6` when partitioned). */
   name: string;
   /** The BullMQ prefix (carries the hash tag). */
   prefix: string;
@@ -111,7 +111,7 @@ export class QueueLayout {
       const base = definitions[key].name;
       const p = this.options.prefix;
       const prefix = n > 1 ? `{${partitionTag(`${p}:${family}`, index, n)}}` : this.options.cluster ? `{${p}:${family}}` : `{${p}}`;
-      t = { key, family, name: n > 1 ? `${base}.${index}` : base, prefix, partition: index, count: n, current: n === this.countFor(key, this.shards) };
+      t = { key, family, name: n > 1 ? `${base}.${index}-of-${n}` : base, prefix, partition: index, count: n, current: n === this.countFor(key, this.shards) };
       this.cache.set(id, t);
     }
     return t;

@@ -129,7 +129,7 @@ export class QueueRegistry {
     return partitionKey === undefined ? candidates[0]! : this.queue(key, partitionKey);
   }
 
-  /** The Queue of a BullMQ queue name (`crawl`, `crawl.3`), or undefined when no such queue is in the layout. */
+  /** The Queue of a BullMQ queue name (`crawl`, `crawl.3-of-6`), or undefined when no such queue is in the layout. */
   byName(name: string): Queue | undefined {
     const t = this.layout.all().find((x) => x.name === name);
     return t ? this.at(t) : undefined;

@@ -123,7 +123,7 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
 
     const metrics = new Metrics();
     metrics.onScrape(async () => {
-      // Partitions count under their registered queue's name (crawl, not crawl.3): the series,
+      // Partitions count under their registered queue's name (crawl, not crawl.3-of-6): the series,
       // dashboards and alert rules stay the same whatever QUEUE_SHARDS is.
       const totals = new Map<string, number>();
       await Promise.all(

@@ -243,7 +243,7 @@ describe(`queue partitions (QUEUE_SHARDS=${SHARDS}) on a 3-master Redis Cluster,
       );
       const pending = ours(await jobsOf('feedRefresh', IN_FLIGHT));
       expect(pending.map((j) => j.data.feedId).sort((a, b) => a - b)).toEqual([...feedIds].sort((a, b) => a - b));
-      for (const j of pending) expect(j.queueName).toBe(`feed-refresh.${j.data.feedId % SHARDS}`);
+      for (const j of pending) expect(j.queueName).toBe(`feed-refresh.${j.data.feedId % SHARDS}-of-${SHARDS}`);
 
       // Both processes refreshed (every process consumes every partition).
       const done = await Promise.all([...feedTasks.map((t) => t.taskId), ...manual].map((id) => queues.queue('feedRefresh', feedIdOfJob(id)).getJob(id)));
@@ -290,7 +290,7 @@ describe(`queue partitions (QUEUE_SHARDS=${SHARDS}) on a 3-master Redis Cluster,
       const pending = await jobsOf('crawl', IN_FLIGHT);
       expect(pending.map((j) => j.data.ipId).sort((a, b) => a - b)).toEqual([...ipIds].sort((a, b) => a - b));
       for (const j of pending) {
-        expect(j.queueName).toBe(`crawl.${j.data.ipId % SHARDS}`);
+        expect(j.queueName).toBe(`crawl.${j.data.ipId % SHARDS}-of-${SHARDS}`);
         expect((await api(0).get(`/api/ips/${j.data.ipId}`)).body.currentCrawl.taskId).toBe(j.id);
       }
     };
@@ -473,7 +473,7 @@ describe(`queue partitions (QUEUE_SHARDS=${SHARDS}) on a 3-master Redis Cluster,
       const q = byName.get(name);
       expect(q, name).toBeDefined();
       expect(q.family).toBe(family);
-      expect(q.partitions.map((p: { name: string }) => p.name)).toEqual(Array.from({ length: SHARDS }, (_, i) => `${name}.${i}`));
+      expect(q.partitions.map((p: { name: string }) => p.name)).toEqual(Array.from({ length: SHARDS }, (_, i) => `${name}.${i}-of-${SHARDS}`));
       for (const state of Object.keys(q.counts)) {
         expect(q.counts[state], `${name} ${state}`).toBe(
           q.partitions.reduce((sum: number, p: { counts: Record<string, number> }) => sum + p.counts[state]!, 0),
@@ -496,13 +496,13 @@ describe(`queue partitions (QUEUE_SHARDS=${SHARDS}) on a 3-master Redis Cluster,
     const feedTask = feedTasks.find((t) => t.feedId % SHARDS !== 0)!;
     const feedView = await api(0).get(`/api/tasks/${feedTask.taskId}`);
     expect(feedView.status).toBe(200);
-    expect(feedView.body).toMatchObject({ task_id: feedTask.taskId, queue: `feed-refresh.${feedTask.feedId % SHARDS}`, state: 'completed' });
+    expect(feedView.body).toMatchObject({ task_id: feedTask.taskId, queue: `feed-refresh.${feedTask.feedId % SHARDS}-of-${SHARDS}`, state: 'completed' });
     const crawlTask = crawlTasks.find((t) => t.ipId % SHARDS !== 0)!;
     const crawlView = await api(1).get(`/api/tasks/${crawlTask.taskId}`);
     expect(crawlView.status).toBe(200);
-    expect(crawlView.body).toMatchObject({ task_id: crawlTask.taskId, queue: `crawl.${crawlTask.ipId % SHARDS}`, state: 'completed' });
+    expect(crawlView.body).toMatchObject({ task_id: crawlTask.taskId, queue: `crawl.${crawlTask.ipId % SHARDS}-of-${SHARDS}`, state: 'completed' });
     const resultView = await api(0).get(`/api/tasks/result-${crawlTask.taskId}`);
-    expect(resultView.body).toMatchObject({ queue: `crawl-result.${crawlTask.ipId % SHARDS}`, state: 'completed' });
+    expect(resultView.body).toMatchObject({ queue: `crawl-result.${crawlTask.ipId % SHARDS}-of-${SHARDS}`, state: 'completed' });
     expect((await api(0).get('/api/tasks/feed-999999-nothing')).status).toBe(404);
 
     // The dead-job console: queue=feed-refresh covers every partition.
@@ -511,11 +511,11 @@ describe(`queue partitions (QUEUE_SHARDS=${SHARDS}) on a 3-master Redis Cluster,
     expect(deadRefreshes.body.total).toBe(2);
     expect(
       deadRefreshes.body.jobs.map((j: { data: { feedId: number }; queue: string }) => [j.data.feedId, j.queue]).sort((a: [number], b: [number]) => a[0] - b[0]),
-    ).toEqual(failingIds.sort((a, b) => a - b).map((id) => [id, `feed-refresh.${id % SHARDS}`]));
+    ).toEqual(failingIds.sort((a, b) => a - b).map((id) => [id, `feed-refresh.${id % SHARDS}-of-${SHARDS}`]));
     for (const j of deadRefreshes.body.jobs) expect(j.failedReason).toMatch(/500/);
     // One partition alone, and the console of every queue.
     const other = failingIds.find((id) => id % SHARDS !== 0)!;
-    const one = await api(0).get(`/api/dead-jobs?queue=feed-refresh.${other % SHARDS}`);
+    const one = await api(0).get(`/api/dead-jobs?queue=feed-refresh.${other % SHARDS}-of-${SHARDS}`);
     expect(one.body.jobs.map((j: { data: { feedId: number } }) => j.data.feedId)).toContain(other);
     const all = await api(0).get('/api/dead-jobs');
     expect(

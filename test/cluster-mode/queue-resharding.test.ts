@@ -395,7 +395,9 @@ describe('QUEUE_SHARDS changed from 6 to 3 with jobs waiting and delayed', () =>
     });
     const oldTarget = (key: 'crawl' | 'feedRefresh' | 'messagePersist', j: LeftJob) => q.layout.target(key, j.partition, 6);
     crawler = startStandInCrawler(b.platform.ctx);
-    expect(crawler.worker.queueNames).toEqual(['0', '1', '2', '0', '1', '2', '3', '4', '5'].map((i) => `crawl.${i}`));
+    expect(crawler.worker.queueNames).toEqual(
+      ['0-of-3', '1-of-3', '2-of-3', '0-of-6', '1-of-6', '2-of-6', '3-of-6', '4-of-6', '5-of-6'].map((i) => `crawl.${i}`),
+    );
 
     // Half of the delayed crawls brought forward by hand (found in the old layout); the others
     // fall due by themselves, as do the rate-limited refreshes' retries. The refreshed feeds'
@@ -514,6 +516,6 @@ describe('QUEUE_SHARDS changed from 6 to 3 with jobs waiting and delayed', () =>
       expect(
         listed.find((e) => e.name === name)?.partitions?.map((p) => p.name),
         name,
-      ).toEqual([0, 1, 2].map((i) => `${name}.${i}`));
+      ).toEqual([0, 1, 2].map((i) => `${name}.${i}-of-3`));
   });
 });

@@ -44,7 +44,7 @@ describe('WORKER_SHARDS pins a process to some partitions', () => {
     for (const f of others) {
       expect(await status(f.id)).toBe('pending');
       const task = (await t.api.get(`/api/tasks/${f.taskId}`)).body;
-      expect(task.queue).toBe(`feed-refresh.${f.id % 6}`);
+      expect(task.queue).toBe(`feed-refresh.${f.id % 6}-of-6`);
       expect(['waiting', 'prioritized', 'delayed']).toContain(task.state);
     }
     for (const f of mine) expect(fetched.has(f.path)).toBe(true);
@@ -52,7 +52,7 @@ describe('WORKER_SHARDS pins a process to some partitions', () => {
 
     const cluster = (await t.api.get('/api/cluster')).body;
     const me = cluster.instances.find((i: { roles: string[] }) => i.roles.includes('feeds'));
-    expect(me.queues.filter((q: string) => q.startsWith('feed-refresh')).sort()).toEqual(['feed-refresh.0', 'feed-refresh.1', 'feed-refresh.2']);
+    expect(me.queues.filter((q: string) => q.startsWith('feed-refresh')).sort()).toEqual(['feed-refresh.0-of-6', 'feed-refresh.1-of-6', 'feed-refresh.2-of-6']);
 
     const queues = (await t.api.get('/api/queues')).body.queues as {
       name: string;
@@ -60,10 +60,10 @@ describe('WORKER_SHARDS pins a process to some partitions', () => {
       partitions?: { name: string; counts: Record<string, number> }[];
     }[];
     const refresh = queues.find((q) => q.name === 'feed-refresh')!;
-    expect(refresh.partitions!.map((p) => p.name)).toEqual([0, 1, 2, 3, 4, 5].map((i) => `feed-refresh.${i}`));
+    expect(refresh.partitions!.map((p) => p.name)).toEqual([0, 1, 2, 3, 4, 5].map((i) => `feed-refresh.${i}-of-6`));
     const pendingIn = (p: { counts: Record<string, number> }) => (p.counts.waiting ?? 0) + (p.counts.prioritized ?? 0);
     for (const p of refresh.partitions!) {
-      const index = Number(p.name.split('.')[1]);
+      const index = Number(/\.(\d+)-of-6$/.exec(p.name)![1]);
       expect(pendingIn(p)).toBe(index <= 2 ? 0 : others.filter((f) => f.id % 6 === index).length);
     }
     expect(pendingIn(refresh)).toBe(others.length);
@@ -71,7 +71,7 @@ describe('WORKER_SHARDS pins a process to some partitions', () => {
     // Bull Board lists every partition, with the delimiter its sidebar groups them by.
     const board = (await t.api.get('/admin/queues/api/queues')).body.queues as { name: string; delimiter: string }[];
     const partitions = board.filter((q) => q.name.startsWith('feed-refresh.'));
-    expect(partitions.map((q) => q.name).sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `feed-refresh.${i}`));
+    expect(partitions.map((q) => q.name).sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `feed-refresh.${i}-of-6`));
     expect(partitions.every((q) => q.delimiter === '.')).toBe(true);
   });
 });
