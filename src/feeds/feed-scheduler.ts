@@ -8,7 +8,7 @@
  * How: BullMQ deduplication. Every periodic job of feed F (the first one, trigger "initial",
  * and all later ones, trigger "periodic") carries deduplication id `feed-F-periodic` with
  * `keepLastIfActive`; manual refreshes carry `feed-F-manual`. BullMQ keeps the key
- * `<queue>:de:<id>` pointing at the job that owns it and deletes it, atomically, when that job
+ * `<queue>:de:<id>` (in the feed's partition: src/queues/layout.ts) pointing at the job that owns it and deletes it, atomically, when that job
  * completes or finally fails. The states of a chain, as seen by `schedulePeriodic`:
  *
  *   no key            → the job is created (the chain starts, or restarts after a repair)

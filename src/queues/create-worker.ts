@@ -1,7 +1,9 @@
 /**
  * The one worker factory. It builds a BullMQ Worker for a registered queue with the platform's
  * concurrency, lock and stalled-job settings, a child logger per job, metrics, the mapping of
- * error classes to BullMQ outcomes, and an idempotent graceful close.
+ * error classes to BullMQ outcomes, and an idempotent graceful close. With queue partitions
+ * (src/queues/layout.ts) it runs one BullMQ Worker per partition the process consumes, sharing the
+ * concurrency out among them; jobs are counted under the registered queue's name.
  *
  * Error mapping (see src/errors.ts):
  *   PermanentError → UnrecoverableError (fails now, no retry)

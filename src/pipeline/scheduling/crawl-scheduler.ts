@@ -2,7 +2,8 @@
  * Scheduling operations on IPs' crawl chains, used by the API (create, trigger, update,
  * delete, replay), the pipeline (closed loop, failures) and reconciliation.
  *
- * A pending crawl is a BullMQ job on queue `crawl` whose id is the task id (delayed until due;
+ * A pending crawl is a BullMQ job on queue `crawl` (in its IP's partition: src/queues/layout.ts;
+ * lookups also search older layouts being drained) whose id is the task id (delayed until due;
  * the delayed set replaces the reference's schedule ZSET and its precise sleep). Which task holds
  * an IP's chain is kept in CrawlChain; only the holder's job may exist, so each active IP has
  * exactly one crawl pending or running, whatever mix of triggers, retries and restarts.
