@@ -1,43 +1,11 @@
 /**
- * Helpers of the queue-partition tests (QUEUE_SHARDS on a Redis Cluster): a partition-aware
- * stand-in crawler, session ids that cover every persist buffer, and a census of the queue keys
- * on each master.
+ * Helpers of the queue-partition tests (QUEUE_SHARDS on a Redis Cluster): session ids that cover
+ * every persist buffer, and a census of the queue keys on each master (the stand-in crawler is in
+ * stand-in-crawler.ts).
  */
 import { Redis } from 'ioredis';
-import type { Config } from '../../src/config/index.js';
-import { openCrawlFlow } from '../../src/crawl/crawl-flow.js';
-import { PermanentError } from '../../src/errors.js';
-import { silentLogger } from '../../src/logging/logger.js';
 import { sessionHash } from '../../src/messages/session-hash.js';
-import { Metrics } from '../../src/metrics/metrics.js';
-import { createWorker, type PlatformWorker } from '../../src/queues/create-worker.js';
 import type { QueueFamily, QueueTarget } from '../../src/queues/layout.js';
-import type { CrawlResultPayload } from '../../src/queues/payloads/crawl.js';
-import type { QueueRegistry } from '../../src/queues/registry.js';
-import type { RedisConnections } from '../../src/redis/connections.js';
-import type { Keys } from '../../src/redis/keys.js';
-import { onSale, resultOf } from '../pipeline/helpers.js';
-
-/**
- * The crawler's contract without a browser, on every partition: one BullMQ worker per crawl
- * partition (createWorker with the registry), each crawl's flow opened beside the queue it was
- * taken from (ctx.target, as src/crawl/process-crawl-job.ts does), one or two items as its result
- * (the market moves a little between crawls).
- */
-export function startPartitionCrawler(deps: { config: Config; connections: RedisConnections; keys: Keys; queues: QueueRegistry }): PlatformWorker {
-  let crawls = 0;
-  return createWorker(
-    { ...deps, metrics: new Metrics({ defaultMetrics: false }), logger: silentLogger() },
-    'crawl',
-    async (job, ctx): Promise<CrawlResultPayload> => {
-      if (!(await openCrawlFlow(deps.queues, job, ctx.target))) throw new PermanentError(`stale crawl ${job.data.taskId}`, 'stale_crawl');
-      crawls++;
-      const ip = job.data.ipId;
-      return resultOf(job.data, [onSale(`ip${ip}-a`), ...(crawls % 2 ? [onSale(`ip${ip}-b`, 900 + crawls)] : [])]);
-    },
-    { concurrency: deps.queues.layout.shards },
-  );
-}
 
 /** Session ids whose persist buffers (sessionHash % shards) cover every buffer, `perShard` each. */
 export function sessionsCoveringShards(shards: number, perShard: number): string[] {

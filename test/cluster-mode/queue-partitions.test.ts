@@ -25,7 +25,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { feedIdOfJob } from '../../src/feeds/feed-scheduler.js';
 import { silentLogger } from '../../src/logging/logger.js';
-import type { PlatformWorker } from '../../src/queues/create-worker.js';
 import type { QueueKey } from '../../src/queues/definitions.js';
 import { FAMILY_OF, PARTITIONED_FAMILIES, QueueLayout } from '../../src/queues/layout.js';
 import { QueueRegistry } from '../../src/queues/registry.js';
@@ -42,7 +41,9 @@ import { ApiClient } from '../support/http-client.js';
 import { spawnPlatform, type PlatformProcess } from '../support/processes.js';
 import { startTestRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
 import { waitFor } from '../support/wait.js';
-import { queueKeyCensus, sessionsCoveringShards, startPartitionCrawler } from './partition-support.js';
+import { queueKeyCensus, sessionsCoveringShards } from './partition-support.js';
+import { startStandInCrawler, type StandInCrawler } from './stand-in-crawler.js';
+import { onSale } from '../pipeline/helpers.js';
 import { CLUSTER_ERROR } from './support.js';
 
 const SHARDS = 6;
@@ -69,7 +70,7 @@ describe(`queue partitions (QUEUE_SHARDS=${SHARDS}) on a 3-master Redis Cluster,
   let apis: ApiClient[] = [];
   let connections: RedisConnections;
   let queues: QueueRegistry;
-  let crawler: PlatformWorker | undefined;
+  let crawler: StandInCrawler | undefined;
   let probe: Cluster;
 
   // What the invariants test created, for the later tests.
@@ -138,7 +139,11 @@ describe(`queue partitions (QUEUE_SHARDS=${SHARDS}) on a 3-master Redis Cluster,
       silentLogger(),
     );
     queues = new QueueRegistry({ config, connections, keys, layout: new QueueLayout({ prefix: PREFIX, cluster: true, shards: SHARDS }) });
-    crawler = startPartitionCrawler({ config, connections, keys, queues });
+    // The market moves a little between crawls: one or two items.
+    crawler = startStandInCrawler(
+      { config, connections, keys, queues },
+      { concurrency: SHARDS, items: (job, n) => [onSale(`ip${job.data.ipId}-a`), ...(n % 2 ? [onSale(`ip${job.data.ipId}-b`, 900 + n)] : [])] },
+    );
     probe = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
     probe.on('error', () => undefined);
   }, 180_000);

@@ -1,15 +1,24 @@
 /**
- * A stand-in crawler inside a platform process, partition-aware as the real one: a `crawl` worker
- * built by the platform's worker factory (one BullMQ Worker per consumed partition: the current
- * layout's and every older layout's being drained), opening each crawl's flow beside the partition
- * the crawl came from (ctx.target) and returning two items as the result. Counts the runs of
- * every task, so a test can tell a crawl run twice from one run once.
+ * A stand-in crawler, partition-aware as the real one: a `crawl` worker built by the platform's
+ * worker factory (one BullMQ Worker per consumed partition: the current layout's and every older
+ * layout's being drained), opening each crawl's flow beside the partition the crawl came from
+ * (ctx.target, as src/crawl/process-crawl-job.ts does) and returning `items` as the result (by
+ * default two items on sale). Runs inside a platform process (its context) or in the test process
+ * beside platform child processes (a registry of the same layout). Counts the runs of every task,
+ * so a test can tell a crawl run twice from one run once.
  */
+import type { Job } from 'bullmq';
+import type { Config } from '../../src/config/index.js';
 import { openCrawlFlow } from '../../src/crawl/crawl-flow.js';
-import type { PlatformContext } from '../../src/context.js';
 import { PermanentError } from '../../src/errors.js';
+import { silentLogger, type Logger } from '../../src/logging/logger.js';
+import { Metrics } from '../../src/metrics/metrics.js';
 import { createWorker, type PlatformWorker } from '../../src/queues/create-worker.js';
 import type { QueueTarget } from '../../src/queues/layout.js';
+import type { CrawledItem, CrawlJobPayload } from '../../src/queues/payloads/crawl.js';
+import type { QueueRegistry } from '../../src/queues/registry.js';
+import type { RedisConnections } from '../../src/redis/connections.js';
+import type { Keys } from '../../src/redis/keys.js';
 import { onSale, resultOf } from '../pipeline/helpers.js';
 
 export interface StandInCrawler {
@@ -21,18 +30,34 @@ export interface StandInCrawler {
   close(): Promise<void>;
 }
 
-export function startStandInCrawler(ctx: PlatformContext, options: { concurrency?: number } = {}): StandInCrawler {
+export interface StandInDeps {
+  config: Pick<Config, 'queues'>;
+  connections: RedisConnections;
+  keys: Keys;
+  queues: QueueRegistry;
+  metrics?: Metrics;
+  logger?: Logger;
+  instanceId?: string;
+}
+
+export function startStandInCrawler(
+  deps: StandInDeps,
+  options: { concurrency?: number; items?: (job: Job<CrawlJobPayload>, run: number) => CrawledItem[] } = {},
+): StandInCrawler {
   const runs = new Map<string, number>();
   const takenFrom = new Map<string, QueueTarget>();
+  let crawls = 0;
+  const items = options.items ?? ((job: Job<CrawlJobPayload>) => [onSale(`${job.data.ipId}-a`, 1000), onSale(`${job.data.ipId}-b`, 2000)]);
   const worker = createWorker(
-    ctx,
+    { metrics: new Metrics({ defaultMetrics: false }), logger: silentLogger(), ...deps },
     'crawl',
     async (job, jobCtx) => {
-      const { ipId, taskId } = job.data;
+      const { taskId } = job.data;
       runs.set(taskId, (runs.get(taskId) ?? 0) + 1);
       takenFrom.set(taskId, jobCtx.target);
-      if (!(await openCrawlFlow(ctx.queues, job, jobCtx.target))) throw new PermanentError(`the flow of ${taskId} has finished`, 'stale_crawl');
-      return { ...resultOf(job.data, [onSale(`${ipId}-a`, 1000), onSale(`${ipId}-b`, 2000)]), crawledBy: ctx.instanceId };
+      if (!(await openCrawlFlow(deps.queues, job, jobCtx.target))) throw new PermanentError(`the flow of ${taskId} has finished`, 'stale_crawl');
+      crawls++;
+      return { ...resultOf(job.data, items(job, crawls)), ...(deps.instanceId ? { crawledBy: deps.instanceId } : {}) };
     },
     { concurrency: options.concurrency ?? 6 },
   );
