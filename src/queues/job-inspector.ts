@@ -209,12 +209,14 @@ export class JobInspector {
     throw new NotFoundError('unknown_queue', `no queue named "${name}"`, { field: 'name' });
   }
 
-  /** The queues a name stands for: one queue (`crawl.3-of-6`, or `crawl` without partitions), or every partition of a family queue (`crawl`). */
+  /** The queues a name stands for: a registered queue's name, all of its queues (`crawl`: every partition, older layouts' too); a partition's name (`crawl.3-of-6`), that one. */
   private resolve(name: string): Queue[] | undefined {
-    const q = this.queues.byName(name);
-    if (q) return [q];
+    // A registered queue's name means all of its queues, also when one of them carries that name
+    // (one partition now, partitions of an older layout still draining).
     const key = keyOfName(name);
-    return key ? this.queues.everywhere(key) : undefined;
+    if (key) return this.queues.everywhere(key);
+    const q = this.queues.byName(name);
+    return q ? [q] : undefined;
   }
 
   private resolveOr400(name: string): Queue[] {

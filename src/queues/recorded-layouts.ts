@@ -2,7 +2,9 @@
  * The queue layouts in use, recorded in Redis so that a change of QUEUE_SHARDS loses nothing:
  * every process adds its own partition count to a set when it starts and reads the others back.
  * Partitions of a recorded layout other than the current one are drained (consumed, searched,
- * never added to) until they are empty; a start that finds an older layout empty forgets it.
+ * never added to) until they are empty: no job to run and no dead job (a dead job there stays in
+ * the dead-job console until it is replayed, removed or expires); a start that finds an older
+ * layout empty forgets it.
  *
  * A process notices an older layout at its start: a process still running with the old count
  * when the new ones start keeps draining its own partitions; jobs it adds after a newer process
@@ -19,7 +21,8 @@ import type { QueueKey } from './definitions.js';
 import type { QueueRegistry } from './registry.js';
 
 const PARTITIONED_KEYS: QueueKey[] = ['crawl', 'crawlResult', 'feedRefresh', 'messagePersist'];
-const UNFINISHED = [...new Set([...PENDING_STATES, 'active', 'paused'])];
+/** What keeps an older layout: jobs still to run, and dead jobs (the console must still find, replay or remove them). */
+const KEPT = [...new Set([...PENDING_STATES, 'active', 'paused', 'failed'])];
 
 /** Records this process's layout and returns it with the older layouts still holding jobs. */
 export async function recordLayout(
@@ -41,13 +44,14 @@ export async function recordLayout(
         const q = probe.at(t);
         for (const s of await q.getJobSchedulers()) await q.removeJobScheduler(s.key);
       }
-      const counts = await Promise.all(
-        PARTITIONED_KEYS.flatMap((k) => probe.layout.draining(k)).map((t) => probe.at(t).getJobCounts(...(UNFINISHED as JobType[]))),
-      );
+      const counts = await Promise.all(PARTITIONED_KEYS.flatMap((k) => probe.layout.draining(k)).map((t) => probe.at(t).getJobCounts(...(KEPT as JobType[]))));
       const left = counts.reduce((sum, c) => sum + Object.values(c).reduce((a, b) => a + b, 0), 0);
       if (left > 0) {
         keep.push(n);
-        deps.logger.info({ layout: n, current: options.shards, jobs: left }, 'queue layout of an earlier QUEUE_SHARDS still holds jobs: draining it');
+        deps.logger.info(
+          { layout: n, current: options.shards, jobs: left },
+          'queue layout of an earlier QUEUE_SHARDS still holds jobs (to run, or dead): draining it',
+        );
       } else {
         await deps.redis.srem(key, String(n));
         deps.logger.info({ layout: n, current: options.shards }, 'queue layout of an earlier QUEUE_SHARDS is empty: forgotten');

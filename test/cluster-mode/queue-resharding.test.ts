@@ -436,7 +436,7 @@ describe('QUEUE_SHARDS changed from 6 to 3 with jobs waiting and delayed', () =>
     });
     const q = b.platform.ctx.queues;
     expect([q.layout.shards, q.layout.older]).toEqual([3, [6]]);
-    expect(b.logs.find((l) => l.msg === 'queue layout of an earlier QUEUE_SHARDS still holds jobs: draining it')).toMatchObject({
+    expect(b.logs.find((l) => l.msg === 'queue layout of an earlier QUEUE_SHARDS still holds jobs (to run, or dead): draining it')).toMatchObject({
       layout: 6,
       current: 3,
       jobs: left.crawls.length + left.refreshes.length + left.drains.length,
@@ -556,7 +556,7 @@ describe('QUEUE_SHARDS changed from 6 to 3 with jobs waiting and delayed', () =>
     // --- A restart finds the 6-layout empty and forgets it --------------------------------------
     const c = await start(3, ['cluster', 'api']);
     expect(c.logs.find((l) => l.msg === 'queue layout of an earlier QUEUE_SHARDS is empty: forgotten')).toMatchObject({ layout: 6, current: 3 });
-    expect(c.logs.filter((l) => l.msg === 'queue layout of an earlier QUEUE_SHARDS still holds jobs: draining it')).toEqual([]);
+    expect(c.logs.filter((l) => l.msg === 'queue layout of an earlier QUEUE_SHARDS still holds jobs (to run, or dead): draining it')).toEqual([]);
     expect(c.platform.ctx.queues.layout.older).toEqual([]);
     expect(await c.platform.ctx.redis.smembers(c.platform.ctx.keys.queueLayouts())).toEqual(['3']);
     const listed = (await c.api.get('/api/queues')).body.queues as { name: string; partitions?: { name: string }[] }[];
