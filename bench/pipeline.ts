@@ -132,7 +132,7 @@ async function benchResults(label: string, env: Env): Promise<{ label: string; p
   for (let round = 0; round < ROUNDS; round++) {
     for (const { id } of rows) {
       const taskId = (await scheduler.chain.current(id))!;
-      await scheduler.queue.remove(taskId); // the crawler took it
+      await scheduler.queues()[0]!.remove(taskId); // the crawler took it
       const result: CrawlResultPayload = {
         ipId: id,
         taskId,
@@ -207,7 +207,7 @@ async function benchScheduling(env: Env) {
 
   await redis.flushall();
   const scheduler = createScheduler(env.ctx);
-  await scheduler.queue.waitUntilReady();
+  await scheduler.queues()[0]!.waitUntilReady();
   const mem1 = await usedMemory(redis);
   const t1 = performance.now();
   const report = await reconcile({ scheduler, ips: new IpStore(db), redis, logger, spreadSeconds: 3600, leadMs: 60_000 });

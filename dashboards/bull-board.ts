@@ -66,7 +66,7 @@ export function bullBoardMount(options: BullBoardOptions): (context: MountContex
     const serverAdapter = new ExpressAdapter();
     serverAdapter.setBasePath(BOARD_PATH);
     createBullBoard({
-      queues: options.queues.map((q) => new BullMQAdapter(q)),
+      queues: options.queues.map((q) => new BullMQAdapter(q, { delimiter: '.' })), // partitions (crawl.0, crawl.1, ...) grouped under their queue
       serverAdapter,
       options: { uiConfig: { boardTitle: 'worker-platform', miscLinks: [{ text: 'Sign out', url: LOGOUT_PATH }] } },
     });

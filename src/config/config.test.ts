@@ -41,6 +41,10 @@ describe('config', () => {
     expect(() => loadConfig({ OUTBOUND_ALLOW: '10.0.0.0/8,http://intranet' })).toThrow(/^OUTBOUND_ALLOW: "http:\/\/intranet" is neither/);
     expect(loadConfig({ OUTBOUND_ALLOW: ' 127.0.0.0/8, ::1 ,feeds.intranet' }).outbound.allow).toEqual(['127.0.0.0/8', '::1', 'feeds.intranet']);
     expect(() => loadConfig({ SCHEDULER_MIN_INTERVAL: '9000' })).toThrow(/^SCHEDULER_MIN_INTERVAL: /);
+    expect(() => loadConfig({ QUEUE_SHARDS: '6', WORKER_SHARDS: '0-6' })).toThrow(/^WORKER_SHARDS: partition 6 does not exist \(QUEUE_SHARDS is 6: 0-5\)/);
+    expect(() => loadConfig({ QUEUE_SHARDS: '6', WORKER_SHARDS: 'first' })).toThrow(/^WORKER_SHARDS: "first" is not a partition/);
+    expect(() => loadConfig({ QUEUE_SHARDS: '0' })).toThrow(/^QUEUE_SHARDS: /);
+    expect(loadConfig({ QUEUE_SHARDS: '6', WORKER_SHARDS: '0-2,5' }).queues).toMatchObject({ shards: 6, workerShards: '0-2,5' });
   });
 
   it('never echoes a secret in an error', () => {

@@ -11,6 +11,7 @@ import { pipelineSettings } from './pipeline.js';
 import { coreSettings, databaseSettings, httpSettings, queueSettings, redisSettings } from './platform.js';
 import { poolSettings } from './pools.js';
 import { weakSecretReason } from './secret-strength.js';
+import { parseShardSpec } from '../queues/partitions.js';
 
 /**
  * The one configuration schema. Each group is one file beside this one; every setting has its
@@ -75,6 +76,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (config.feeds.lockTtlSeconds <= config.feeds.timeLimitSeconds) {
     throw new ConfigError('FEED_LOCK_TTL_SECONDS', 'must be longer than FEED_TIME_LIMIT_SECONDS');
+  }
+  try {
+    parseShardSpec(config.queues.workerShards, config.queues.shards);
+  } catch (err) {
+    throw new ConfigError('WORKER_SHARDS', (err as Error).message);
   }
   if (config.redis.url && config.redis.clusterNodes) {
     throw new ConfigError('REDIS_CLUSTER_NODES', 'set either REDIS_URL or REDIS_CLUSTER_NODES, not both');

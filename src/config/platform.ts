@@ -68,4 +68,16 @@ export const queueSettings = {
   workerShutdownGraceMs: setting('WORKER_SHUTDOWN_GRACE_MS', int(0), 30000, 'On SIGTERM, how long active jobs may finish before they are handed back.'),
   lockDurationMs: setting('WORKER_LOCK_DURATION_MS', int(1000), 30000, 'Job lock; a worker silent this long is considered stalled.'),
   stalledIntervalMs: setting('WORKER_STALLED_INTERVAL_MS', int(1000), 30000, 'How often stalled jobs are looked for and handed to another worker.'),
+  shards: setting(
+    'QUEUE_SHARDS',
+    int(1, 256),
+    1,
+    'Partitions of each hot queue family (crawl with its results, feed refresh, message persist), each its own BullMQ queue and hash tag: spreads them over a Redis Cluster. Changing it drains the old partitions (docs/queue-partitions.md).',
+  ),
+  workerShards: setting(
+    'WORKER_SHARDS',
+    str(),
+    'all',
+    'The partitions of the current layout this process consumes: "all", or indexes and ranges like "0-3,5". Partitions of an older layout are always drained.',
+  ),
 };

@@ -42,7 +42,7 @@ function blocksSoFar(job: Job): number {
 export function createCrawlProcessor(deps: CrawlDeps & { queues: QueueRegistry; instanceId: string }): JobProcessor<'crawl', CrawlResultPayload> {
   return async (job, ctx) => {
     const task: CrawlJobPayload = job.data;
-    if (!(await openCrawlFlow(deps.queues, job))) {
+    if (!(await openCrawlFlow(deps.queues, job, ctx.target))) {
       throw new PermanentError(
         `the flow of crawl ${task.taskId} has finished (its result or failure was processed); this re-run would reach nobody: crawl the IP's current link instead (POST /api/ips/${task.ipId}/crawl)`,
         'stale_crawl',

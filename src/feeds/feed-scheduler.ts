@@ -8,7 +8,7 @@
  * How: BullMQ deduplication. Every periodic job of feed F (the first one, trigger "initial",
  * and all later ones, trigger "periodic") carries deduplication id `feed-F-periodic` with
  * `keepLastIfActive`; manual refreshes carry `feed-F-manual`. BullMQ keeps the key
- * `<queue>:de:<id>` pointing at the job that owns it and deletes it, atomically, when that job
+ * `<queue>:de:<id>` (in the feed's partition: src/queues/layout.ts) pointing at the job that owns it and deletes it, atomically, when that job
  * completes or finally fails. The states of a chain, as seen by `schedulePeriodic`:
  *
  *   no key            → the job is created (the chain starts, or restarts after a repair)
@@ -79,6 +79,12 @@ export function manualDedupId(feedId: number): string {
   return `feed-${feedId}-manual`;
 }
 
+/** The feed of a refresh job id (`feed-<feedId>-<uuid>`), or undefined for any other id. */
+export function feedIdOfJob(jobId: string): number | undefined {
+  const m = /^feed-(\d+)-/.exec(jobId);
+  return m ? Number(m[1]) : undefined;
+}
+
 export class FeedScheduler {
   constructor(
     private readonly deps: {
@@ -89,8 +95,37 @@ export class FeedScheduler {
     },
   ) {}
 
-  get queue(): Queue {
-    return this.deps.queues.queue('feedRefresh');
+  /**
+   * The queues that may hold the feed's jobs: its partition (by feed id) of the current layout,
+   * then its partitions of older layouts being drained (QUEUE_SHARDS, src/queues/layout.ts).
+   */
+  queuesOf(feedId: number): Queue[] {
+    return this.deps.queues.candidates('feedRefresh', feedId);
+  }
+
+  /** The queue holding refresh job `jobId` (the feed id is in the id), else the feed's current partition. */
+  queueOfJob(jobId: string): Promise<Queue> {
+    return this.deps.queues.home('feedRefresh', feedIdOfJob(jobId), jobId);
+  }
+
+  /** A refresh job by id, wherever its partition. */
+  async getJob(jobId: string): Promise<Job | undefined> {
+    return (await this.queueOfJob(jobId)).getJob(jobId);
+  }
+
+  /**
+   * Where a job of this chain goes: the queue whose deduplication key names a pending job of the
+   * chain (an older layout still holds the chain's pending job: deduplication must see it), else
+   * the feed's partition of the current layout. An older layout's active owner does not hold the
+   * chain back: its successor is created in the current layout, so chains move on as they run.
+   */
+  private async placement(feedId: number, dedupId: string): Promise<Queue> {
+    const [current, ...older] = this.queuesOf(feedId);
+    for (const q of older) {
+      const owner = await q.getDeduplicationJobId(dedupId);
+      if (owner && PENDING_STATES.has(await q.getJobState(owner))) return q;
+    }
+    return current!;
   }
 
   private options(feedId: number, trigger: RefreshTrigger, delayMs: number, deduplication: JobsOptions['deduplication']): JobsOptions {
@@ -118,8 +153,9 @@ export class FeedScheduler {
     const jobId = opts.jobId!;
     const reserve = domain !== undefined && opts.delay === 0 && !opts.deduplication?.reschedule;
     const wait = reserve ? await this.deps.gate.reserve(domain, jobId) : 0;
-    const data: FeedRefreshPayload = { feedId, trigger, ...(domain ? { domain } : {}) };
-    const job: Job = await this.deps.queues.add('feedRefresh', `refresh-${trigger}`, data, wait > 0 ? { ...opts, delay: wait, priority: 0 } : opts);
+    const data = this.deps.queues.validate('feedRefresh', { feedId, trigger, ...(domain ? { domain } : {}) } satisfies FeedRefreshPayload);
+    const queue = await this.placement(feedId, opts.deduplication!.id);
+    const job: Job = await queue.add(`refresh-${trigger}`, data, wait > 0 ? { ...opts, delay: wait, priority: 0 } : opts);
     const created = job.id === jobId;
     if (reserve && !created) await this.handOver(domain, await this.deps.gate.cancel(domain, jobId));
     return { taskId: job.id!, created };
@@ -150,15 +186,16 @@ export class FeedScheduler {
 
   /** State of a task and, when delayed, when it is due. */
   async describe(taskId: string): Promise<TaskState> {
-    const state = await this.queue.getJobState(taskId);
+    const queue = await this.queueOfJob(taskId);
+    const state = await queue.getJobState(taskId);
     if (state !== 'delayed') return { state, runAt: null };
-    const dueAt = await this.delayedUntil(taskId);
+    const dueAt = await this.delayedUntil(queue, taskId);
     return { state, runAt: dueAt === null ? null : new Date(dueAt) };
   }
 
   /** When a delayed job is due (ms since the epoch), or null when it is not in the delayed set. */
-  private async delayedUntil(jobId: string): Promise<number | null> {
-    const score = await this.deps.redis.zscore(this.queue.keys.delayed!, jobId);
+  private async delayedUntil(queue: Queue, jobId: string): Promise<number | null> {
+    const score = await this.deps.redis.zscore(queue.keys.delayed!, jobId);
     return score === null ? null : dueAtOfScore(score);
   }
 
@@ -170,10 +207,11 @@ export class FeedScheduler {
    * or waits for its schedule; it reserves a new place when it runs).
    */
   async moveToTurn(jobId: string, at: number): Promise<'moved' | 'left' | 'dropped'> {
-    const dueAt = await this.delayedUntil(jobId);
-    if (dueAt === null) return (await this.queue.getJobState(jobId)) === 'unknown' ? 'dropped' : 'left';
+    const queue = await this.queueOfJob(jobId);
+    const dueAt = await this.delayedUntil(queue, jobId);
+    if (dueAt === null) return (await queue.getJobState(jobId)) === 'unknown' ? 'dropped' : 'left';
     if (dueAt > at + TURN_TOLERANCE_MS) return 'dropped';
-    const job = await this.queue.getJob(jobId);
+    const job = await queue.getJob(jobId);
     if (!job) return 'dropped';
     try {
       await job.changeDelay(Math.max(0, at - Date.now()));
@@ -197,7 +235,11 @@ export class FeedScheduler {
 
   /** The job currently owning the feed's periodic chain (pending or active), if any. */
   async periodicTask(feedId: number): Promise<string | null> {
-    return this.queue.getDeduplicationJobId(periodicDedupId(feedId));
+    for (const q of this.queuesOf(feedId)) {
+      const owner = await q.getDeduplicationJobId(periodicDedupId(feedId));
+      if (owner) return owner;
+    }
+    return null;
   }
 
   /**
@@ -206,18 +248,22 @@ export class FeedScheduler {
    */
   async ensureChain(feedId: number, delayMs: number): Promise<boolean> {
     const dedupId = periodicDedupId(feedId);
-    const owner = await this.queue.getDeduplicationJobId(dedupId);
-    if (owner) {
-      const state = await this.queue.getJobState(owner);
+    for (const queue of this.queuesOf(feedId)) {
+      const owner = await queue.getDeduplicationJobId(dedupId);
+      if (!owner) continue;
+      const state = await queue.getJobState(owner);
       if (state === 'active' || PENDING_STATES.has(state)) return false;
-      await deleteIfEquals(this.deps.redis, this.queue.toKey(`de:${dedupId}`), owner);
+      await deleteIfEquals(this.deps.redis, queue.toKey(`de:${dedupId}`), owner);
     }
     return (await this.schedulePeriodic(feedId, delayMs)).created;
   }
 
   /** Removes the feed's pending refreshes (periodic and manual) and a running one's successor. */
   async unschedule(feedId: number): Promise<void> {
-    const queue = this.queue;
+    for (const queue of this.queuesOf(feedId)) await this.unscheduleIn(queue, feedId);
+  }
+
+  private async unscheduleIn(queue: Queue, feedId: number): Promise<void> {
     for (const dedupId of [periodicDedupId(feedId), manualDedupId(feedId)]) {
       const owner = await queue.getDeduplicationJobId(dedupId);
       // A running job's stored successor must not be created.

@@ -26,7 +26,7 @@ export interface RefreshReplay {
 
 export async function replayDeadRefresh(deps: { feeds: Pick<FeedStore, 'exists'>; scheduler: FeedScheduler }, jobId: string): Promise<RefreshReplay> {
   const { scheduler } = deps;
-  const job = await scheduler.queue.getJob(jobId);
+  const job = await scheduler.getJob(jobId);
   const state = job ? await job.getState() : 'unknown';
   if (!job || state !== 'failed') throw new Error(`job "${jobId}" of queue "feed-refresh" is ${state === 'unknown' ? 'not there' : state}, not failed`);
   const feedId = Number(job.data.feedId);
@@ -35,9 +35,10 @@ export async function replayDeadRefresh(deps: { feeds: Pick<FeedStore, 'exists'>
   let reply: RefreshReplay | undefined;
   for (let attempt = 0; attempt < 3 && !reply; attempt++) {
     const owner = await scheduler.periodicTask(feedId);
-    const ownerState = owner ? await scheduler.queue.getJobState(owner) : 'unknown';
+    const ownerQueue = owner ? await scheduler.queueOfJob(owner) : undefined;
+    const ownerState = owner ? await ownerQueue!.getJobState(owner) : 'unknown';
     if (owner && ownerState === 'delayed') {
-      const promoted = await scheduler.queue.getJob(owner).then((j) =>
+      const promoted = await ownerQueue!.getJob(owner).then((j) =>
         j?.promote().then(
           () => true,
           () => false,

@@ -47,7 +47,7 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
   let stopping: Promise<void> | undefined;
   return {
     name: 'feeds',
-    queues: [worker.queueName],
+    queues: worker.queueNames,
     stop: () =>
       (stopping ??= (async () => {
         await worker.close();

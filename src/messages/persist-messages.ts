@@ -25,7 +25,7 @@ const DRAIN_RETENTION = { removeOnComplete: { count: 100 } } as const;
 
 /** Asks for a drain of one buffer (every caller: the sweep, a follow-up, the write path, a requeue). */
 export function requestDrain(queues: Pick<QueueRegistry, 'add'>, shard: number): Promise<unknown> {
-  return queues.add('messagePersist', 'drain', { shard }, DRAIN_RETENTION);
+  return queues.add('messagePersist', 'drain', { shard }, DRAIN_RETENTION, shard);
 }
 /** How long one job drains one buffer before it hands over to a follow-up job. */
 export const DRAIN_BUDGET_MS = 5000;

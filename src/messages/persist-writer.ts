@@ -65,7 +65,7 @@ export class PersistWriter {
       },
     });
     // Create the queue (and its connection handshake) now, while Redis is expected up.
-    deps.queues.queue('messagePersist');
+    deps.queues.queue('messagePersist', 0);
   }
 
   /**

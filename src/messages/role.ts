@@ -37,7 +37,7 @@ export async function startMessagesRole(ctx: PlatformContext): Promise<RoleHandl
   });
   const stopKeeping = await keepJobScheduler(
     {
-      queue: ctx.queues.queue('messagePersist'),
+      queue: ctx.queues.queue('messagePersist', 0), // the sweep lives in the first partition
       id: SWEEP_SCHEDULER_ID,
       everyMs: s.persistSweepMs,
       template: { name: 'sweep', data: {}, opts: { removeOnComplete: { count: 10 }, removeOnFail: { age: 3600 } } },
@@ -49,7 +49,7 @@ export async function startMessagesRole(ctx: PlatformContext): Promise<RoleHandl
   let stopping: Promise<void> | undefined;
   return {
     name: 'messages',
-    queues: [worker.queueName],
+    queues: worker.queueNames,
     stop: () =>
       (stopping ??= (async () => {
         stopKeeping();

@@ -53,7 +53,7 @@ export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandl
   let stopping: Promise<void> | undefined;
   return {
     name: 'pipeline',
-    queues: [worker.queueName],
+    queues: worker.queueNames,
     // The backpressure loop stops with the lease (released by the leadership after the roles stopped).
     stop: () => (stopping ??= worker.close()),
   };

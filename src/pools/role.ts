@@ -97,7 +97,7 @@ export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> 
   let stopping: Promise<void> | undefined;
   return {
     name: 'pools',
-    queues: [refillWorker.queueName, consumedWorker.queueName],
+    queues: [...refillWorker.queueNames, ...consumedWorker.queueNames],
     stop: () =>
       (stopping ??= (async () => {
         stopKeeping();

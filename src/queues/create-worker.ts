@@ -1,7 +1,9 @@
 /**
  * The one worker factory. It builds a BullMQ Worker for a registered queue with the platform's
  * concurrency, lock and stalled-job settings, a child logger per job, metrics, the mapping of
- * error classes to BullMQ outcomes, and an idempotent graceful close.
+ * error classes to BullMQ outcomes, and an idempotent graceful close. With queue partitions
+ * (src/queues/layout.ts) it runs one BullMQ Worker per partition the process consumes, sharing the
+ * concurrency out among them; jobs are counted under the registered queue's name.
  *
  * Error mapping (see src/errors.ts):
  *   PermanentError → UnrecoverableError (fails now, no retry)
@@ -23,6 +25,7 @@ import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import type { RedisConnections } from '../redis/connections.js';
 import type { Keys } from '../redis/keys.js';
 import { queues, type PayloadOf, type QueueKey } from './definitions.js';
+import { QueueLayout, type QueueTarget } from './layout.js';
 
 export interface WorkerDeps {
   config: Pick<Config, 'queues'>;
@@ -30,6 +33,8 @@ export interface WorkerDeps {
   keys: Keys;
   metrics: Metrics;
   logger: Logger;
+  /** The queue layout (QUEUE_SHARDS); default: one partition on a single Redis. */
+  queues?: { layout: QueueLayout };
 }
 
 export interface JobContext {
@@ -37,6 +42,8 @@ export interface JobContext {
   readonly logger: Logger;
   /** The lock token of this attempt (needed by job.moveToDelayed and friends). */
   readonly token: string | undefined;
+  /** The queue (partition) the job was taken from. */
+  readonly target: QueueTarget;
 }
 
 export type JobProcessor<K extends QueueKey, R = unknown> = (job: Job<PayloadOf<K>, R>, ctx: JobContext) => Promise<R>;
@@ -51,8 +58,14 @@ export interface WorkerSettings {
 }
 
 export interface PlatformWorker {
+  /** The family's queue name (metrics and logs label jobs with it, whatever their partition). */
   readonly queueName: string;
+  /** The BullMQ queues taken from: one per consumed partition. */
+  readonly queueNames: string[];
+  /** The first of `workers` (the only one without partitions). */
   readonly worker: Worker;
+  /** One BullMQ Worker per consumed partition (current layout, then older ones being drained). */
+  readonly workers: Worker[];
   /** Stops intake, waits up to the grace period for active jobs, closes. Idempotent. */
   close(): Promise<void>;
 }
@@ -69,81 +82,96 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
   const completed = jobsCompleted.labels(queueName);
   const duration = jobDuration.labels(queueName);
 
-  const wrapped = async (job: Job<PayloadOf<K>, R>, token?: string): Promise<R> => {
-    let logger: Logger | undefined;
-    const ctx: JobContext = {
-      get logger() {
-        return (logger ??= baseLogger.child({ jobId: job.id, attempt: job.attemptsMade + 1 }));
-      },
-      token,
+  const wrap =
+    (target: QueueTarget) =>
+    async (job: Job<PayloadOf<K>, R>, token?: string): Promise<R> => {
+      let logger: Logger | undefined;
+      const ctx: JobContext = {
+        get logger() {
+          return (logger ??= baseLogger.child({ jobId: job.id, attempt: job.attemptsMade + 1, ...(target.count > 1 ? { partition: target.name } : {}) }));
+        },
+        token,
+        target,
+      };
+      const started = performance.now();
+      try {
+        const result = await processor(job, ctx);
+        duration.observe((performance.now() - started) / 1000);
+        completed.inc();
+        return result;
+      } catch (thrown) {
+        duration.observe((performance.now() - started) / 1000);
+        if (thrown instanceof DelayedError) {
+          jobsDelayed.inc({ queue: queueName, reason: 'delayed' });
+          throw thrown;
+        }
+        if (thrown instanceof UnrecoverableError) {
+          jobsFailed.inc({ queue: queueName, outcome: 'dead' });
+          throw thrown;
+        }
+        if (thrown instanceof BlockedError) {
+          jobsDelayed.inc({ queue: queueName, reason: thrown.routine ? 'turn' : 'blocked' });
+          const log = thrown.routine ? ctx.logger.debug.bind(ctx.logger) : ctx.logger.warn.bind(ctx.logger);
+          log({ retryAfterMs: thrown.retryAfterMs, reason: thrown.message }, 'job blocked; delayed without spending an attempt');
+          await job.moveToDelayed(Date.now() + thrown.retryAfterMs, token);
+          throw new DelayedError(thrown.message);
+        }
+        const err = toError(thrown);
+        if (thrown instanceof PermanentError) {
+          jobsFailed.inc({ queue: queueName, outcome: 'dead' });
+          ctx.logger.warn({ err: err.message, code: thrown.code }, 'job failed permanently; no retry');
+          throw new UnrecoverableError(err.message);
+        }
+        const attempts = job.opts.attempts ?? 1;
+        const dead = job.attemptsMade + 1 >= attempts;
+        jobsFailed.inc({ queue: queueName, outcome: dead ? 'dead' : 'retry' });
+        ctx.logger.warn(
+          { err: err.message, attemptsLeft: attempts - job.attemptsMade - 1 },
+          dead ? 'job failed; attempts exhausted' : 'job failed; will retry',
+        );
+        throw err;
+      }
     };
-    const started = performance.now();
-    try {
-      const result = await processor(job, ctx);
-      duration.observe((performance.now() - started) / 1000);
-      completed.inc();
-      return result;
-    } catch (thrown) {
-      duration.observe((performance.now() - started) / 1000);
-      if (thrown instanceof DelayedError) {
-        jobsDelayed.inc({ queue: queueName, reason: 'delayed' });
-        throw thrown;
-      }
-      if (thrown instanceof UnrecoverableError) {
-        jobsFailed.inc({ queue: queueName, outcome: 'dead' });
-        throw thrown;
-      }
-      if (thrown instanceof BlockedError) {
-        jobsDelayed.inc({ queue: queueName, reason: thrown.routine ? 'turn' : 'blocked' });
-        const log = thrown.routine ? ctx.logger.debug.bind(ctx.logger) : ctx.logger.warn.bind(ctx.logger);
-        log({ retryAfterMs: thrown.retryAfterMs, reason: thrown.message }, 'job blocked; delayed without spending an attempt');
-        await job.moveToDelayed(Date.now() + thrown.retryAfterMs, token);
-        throw new DelayedError(thrown.message);
-      }
-      const err = toError(thrown);
-      if (thrown instanceof PermanentError) {
-        jobsFailed.inc({ queue: queueName, outcome: 'dead' });
-        ctx.logger.warn({ err: err.message, code: thrown.code }, 'job failed permanently; no retry');
-        throw new UnrecoverableError(err.message);
-      }
-      const attempts = job.opts.attempts ?? 1;
-      const dead = job.attemptsMade + 1 >= attempts;
-      jobsFailed.inc({ queue: queueName, outcome: dead ? 'dead' : 'retry' });
-      ctx.logger.warn({ err: err.message, attemptsLeft: attempts - job.attemptsMade - 1 }, dead ? 'job failed; attempts exhausted' : 'job failed; will retry');
-      throw err;
-    }
-  };
 
-  const worker = new Worker<PayloadOf<K>, R>(queueName, wrapped, {
-    connection: deps.connections.create('bullmq', `worker:${queueName}`),
-    prefix: deps.keys.bullPrefix,
-    concurrency: settings.concurrency ?? q.workerConcurrency,
-    lockDuration: settings.lockDurationMs ?? q.lockDurationMs,
-    stalledInterval: q.stalledIntervalMs,
-    autorun: settings.autorun ?? true,
-    ...settings.bullmq,
+  // One Worker per consumed partition; the process's concurrency is shared out among the current
+  // layout's partitions (at least one job each), older layouts' partitions drain at the same share.
+  const layout = deps.queues?.layout ?? QueueLayout.single(deps.keys.prefix);
+  const targets = layout.consumed(key);
+  const currentCount = Math.max(1, targets.filter((t) => t.current).length);
+  const concurrency = Math.max(1, Math.ceil((settings.concurrency ?? q.workerConcurrency) / currentCount));
+  const workers = targets.map((target) => {
+    const worker = new Worker<PayloadOf<K>, R>(target.name, wrap(target), {
+      connection: deps.connections.create('bullmq', `worker:${target.name}`),
+      prefix: target.prefix,
+      concurrency,
+      lockDuration: settings.lockDurationMs ?? q.lockDurationMs,
+      stalledInterval: q.stalledIntervalMs,
+      autorun: settings.autorun ?? true,
+      ...settings.bullmq,
+    });
+    // A Redis outage makes the worker emit 'error' at every reconnect attempt; the outage itself is
+    // logged once by the connection (RedisConnections), so those are only debug lines here.
+    worker.on('error', (err) =>
+      isRedisUnavailable(err) ? baseLogger.debug({ err: err.message }, 'worker: redis unreachable') : baseLogger.error({ err: err.message }, 'worker error'),
+    );
+    worker.on('stalled', (jobId) => baseLogger.warn({ jobId, queue: target.name }, 'stalled job handed back to the queue'));
+    return worker;
   });
-  // A Redis outage makes the worker emit 'error' at every reconnect attempt; the outage itself is
-  // logged once by the connection (RedisConnections), so those are only debug lines here.
-  worker.on('error', (err) =>
-    isRedisUnavailable(err) ? baseLogger.debug({ err: err.message }, 'worker: redis unreachable') : baseLogger.error({ err: err.message }, 'worker error'),
-  );
-  worker.on('stalled', (jobId) => baseLogger.warn({ jobId }, 'stalled job handed back to the queue'));
 
+  const closeOne = async (worker: Worker) => {
+    if (await settlesWithin(worker.close(), q.workerShutdownGraceMs)) return;
+    baseLogger.warn(
+      { graceMs: q.workerShutdownGraceMs, queue: worker.name },
+      'active jobs outlived the grace period, or the worker could not close; they will be retried as stalled',
+    );
+    // BullMQ answers a second close with the first one's promise; when that one hangs (its
+    // blocking connection caught reconnecting after a Redis outage never emits 'end', BullMQ
+    // #4656) the worker is left behind: its jobs go back as stalled, its sockets are closed.
+    if (await settlesWithin(worker.close(true), ABANDON_AFTER_MS)) return;
+    baseLogger.warn({ queue: worker.name }, 'worker did not close; left behind (its jobs will be retried as stalled)');
+  };
   let closing: Promise<void> | undefined;
-  const close = () =>
-    (closing ??= (async () => {
-      if (await settlesWithin(worker.close(), q.workerShutdownGraceMs)) return;
-      baseLogger.warn(
-        { graceMs: q.workerShutdownGraceMs },
-        'active jobs outlived the grace period, or the worker could not close; they will be retried as stalled',
-      );
-      // BullMQ answers a second close with the first one's promise; when that one hangs (its
-      // blocking connection caught reconnecting after a Redis outage never emits 'end', BullMQ
-      // #4656) the worker is left behind: its jobs go back as stalled, its sockets are closed.
-      if (await settlesWithin(worker.close(true), ABANDON_AFTER_MS)) return;
-      baseLogger.warn('worker did not close; left behind (its jobs will be retried as stalled)');
-    })());
+  const close = () => (closing ??= Promise.all(workers.map(closeOne)).then(() => undefined));
 
-  return { queueName, worker, close };
+  return { queueName, queueNames: targets.map((t) => t.name), worker: workers[0]!, workers, close };
 }

@@ -12,7 +12,8 @@ import type { Job, JobType, Queue } from 'bullmq';
 import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError, toError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { delayedDueAt } from './delayed-due.js';
-import { findQueue, type QueueKey, queues as queueDefinitions } from './definitions.js';
+import { type QueueKey, queues as queueDefinitions } from './definitions.js';
+import { partitionKeyOfPayload, type QueueFamily } from './layout.js';
 import type { QueueRegistry } from './registry.js';
 
 /** Log lines of a task shown by GET /api/tasks/:id (the newest ones). */
@@ -179,6 +180,20 @@ export async function findJob(q: Queue, id: string): Promise<Job | undefined> {
   return job;
 }
 
+/** One queue's job counts in GET /api/queues. */
+export interface QueueCounts {
+  name: string;
+  counts: Record<string, number>;
+  paused: boolean;
+  /** With partitions (QUEUE_SHARDS > 1, or an older layout draining): the queue family, and each partition's counts. */
+  family?: QueueFamily;
+  partitions?: { name: string; counts: Record<string, number>; paused: boolean }[];
+}
+
+function keyOfName(name: string): QueueKey | undefined {
+  return (Object.keys(queueDefinitions) as QueueKey[]).find((k) => queueDefinitions[k].name === name);
+}
+
 export class JobInspector {
   private readonly queues: QueueRegistry;
 
@@ -188,8 +203,31 @@ export class JobInspector {
 
   private queueOr404(name: string): Queue {
     const q = this.queues.byName(name);
-    if (!q) throw new NotFoundError('unknown_queue', `no queue named "${name}"`, { field: 'name' });
-    return q;
+    if (q) return q;
+    const all = this.resolve(name);
+    if (all) throw new NotFoundError('partitioned_queue', `"${name}" has partitions: name one of ${all.map((x) => x.name).join(', ')}`, { field: 'name' });
+    throw new NotFoundError('unknown_queue', `no queue named "${name}"`, { field: 'name' });
+  }
+
+  /** The queues a name stands for: a registered queue's name, all of its queues (`crawl`: every partition, older layouts' too); a partition's name (`crawl.3-of-6`), that one. */
+  private resolve(name: string): Queue[] | undefined {
+    // A registered queue's name means all of its queues, also when one of them carries that name
+    // (one partition now, partitions of an older layout still draining).
+    const key = keyOfName(name);
+    if (key) return this.queues.everywhere(key);
+    const q = this.queues.byName(name);
+    return q ? [q] : undefined;
+  }
+
+  private resolveOr400(name: string): Queue[] {
+    const qs = this.resolve(name);
+    if (!qs) throw new InvalidInputError('unknown_queue', `no queue named "${name}"`, { field: 'queue' });
+    return qs;
+  }
+
+  /** The registered queue a (partition) queue belongs to: `crawl` for `crawl.3-of-6`. */
+  private familyName(q: Queue): string {
+    return queueDefinitions[this.queues.targetOf(q).key].name;
   }
 
   private async jobOr404(q: Queue, id: string): Promise<Job> {
@@ -198,13 +236,23 @@ export class JobInspector {
     return job;
   }
 
-  async counts(): Promise<{ name: string; counts: Record<string, number>; paused: boolean }[]> {
+  /**
+   * Every registered queue with its job counts. A partitioned queue (QUEUE_SHARDS) answers the sum
+   * over its partitions, with `partitions` listing each one (older layouts being drained included);
+   * it is paused when every partition is.
+   */
+  async counts(): Promise<QueueCounts[]> {
+    const one = async (q: Queue) => ({ name: q.name, counts: await q.getJobCounts(...JOB_STATES), paused: await q.isPaused() });
     return Promise.all(
-      this.queues.all().map(async (q) => ({
-        name: q.name,
-        counts: await q.getJobCounts(...JOB_STATES),
-        paused: await q.isPaused(),
-      })),
+      (Object.keys(queueDefinitions) as QueueKey[]).map(async (key) => {
+        const qs = this.queues.everywhere(key);
+        const parts = await Promise.all(qs.map(one));
+        if (parts.length === 1) return { ...parts[0]!, name: queueDefinitions[key].name };
+        const counts: Record<string, number> = {};
+        for (const p of parts) for (const [state, n] of Object.entries(p.counts)) counts[state] = (counts[state] ?? 0) + n;
+        const family = this.queues.layout.target(key, 0).family;
+        return { name: queueDefinitions[key].name, family, counts, paused: parts.every((p) => p.paused), partitions: parts };
+      }),
     );
   }
 
@@ -243,10 +291,10 @@ export class JobInspector {
 
   /** Stops (or lets again) every worker of the queue take jobs; jobs keep their places. */
   async setPaused(name: string, paused: boolean): Promise<{ queue: string; paused: boolean }> {
-    const q = this.queueOr404(name);
-    if (paused) await q.pause();
-    else await q.resume();
-    return { queue: name, paused: await q.isPaused() };
+    const qs = this.resolve(name);
+    if (!qs) this.queueOr404(name);
+    await Promise.all(qs!.map((q) => (paused ? q.pause() : q.resume())));
+    return { queue: name, paused: (await Promise.all(qs!.map((q) => q.isPaused()))).every(Boolean) };
   }
 
   /**
@@ -255,20 +303,28 @@ export class JobInspector {
    * second pending crawl or refresh; its domain's route schedules one the right way.
    */
   async add(name: string, input: { name?: string | undefined; data: unknown; delay?: number | undefined; priority?: number | undefined }): Promise<JobView> {
-    this.queueOr404(name);
-    const def = findQueue(name)!;
+    const qs = this.resolve(name);
+    if (!qs) this.queueOr404(name);
+    const key = this.queues.targetOf(qs![0]!).key;
+    const def = queueDefinitions[key];
     if (def.manualAdd) throw new ConflictError('chained_queue', `jobs of "${name}" belong to a chain: ${def.manualAdd.refused}`, { field: 'name' });
-    const key = (Object.keys(queueDefinitions) as QueueKey[]).find((k) => queueDefinitions[k].name === name)!;
     const parsed = def.payload.safeParse(input.data);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       throw new InvalidInputError('invalid_payload', issue.message, { field: ['data', ...issue.path.map(String)].join('.') });
     }
-    const job = await this.queues.add(key, input.name ?? name, parsed.data as never, {
-      ...(input.delay ? { delay: input.delay } : {}),
-      ...(input.priority ? { priority: input.priority } : {}),
-    });
-    return viewJob(name, job, input.delay ? 'delayed' : input.priority ? 'prioritized' : 'waiting');
+    // A partitioned queue takes the job in the partition of its business key, whichever was named.
+    const job = await this.queues.add(
+      key,
+      input.name ?? def.name,
+      parsed.data as never,
+      {
+        ...(input.delay ? { delay: input.delay } : {}),
+        ...(input.priority ? { priority: input.priority } : {}),
+      },
+      partitionKeyOfPayload(key, parsed.data),
+    );
+    return viewJob(job.queueName, job, input.delay ? 'delayed' : input.priority ? 'prioritized' : 'waiting');
   }
 
   /**
@@ -286,7 +342,7 @@ export class JobInspector {
     if (state !== 'failed' && state !== 'completed') {
       throw new InvalidStateError('not_retryable', `job "${id}" is ${state}; only failed or completed jobs can be retried`, { field: 'id' });
     }
-    const handler = state === 'failed' ? this.deps.replay?.get(name) : undefined;
+    const handler = state === 'failed' ? this.deps.replay?.get(this.familyName(q)) : undefined;
     const chain = handler ? await handler(job) : undefined;
     if (!handler) await job.retry(state, REPLAY);
     const now = await findJob(q, id);
@@ -311,7 +367,7 @@ export class JobInspector {
 
   /** Replays every failed job of a queue (the dead-job console's replay, for one queue). */
   async retryFailed(name: string): Promise<{ queue: string; retried: number }> {
-    this.queueOr404(name);
+    if (!this.resolve(name)) this.queueOr404(name);
     const { retried } = await this.replayDead({ queue: name });
     return { queue: name, retried };
   }
@@ -337,7 +393,7 @@ export class JobInspector {
       const job = await findJob(m.queue, m.id);
       try {
         if (!job || (await job.getState()) !== 'failed') throw new Error('no longer failed');
-        const handler = this.deps.replay?.get(m.queue.name);
+        const handler = this.deps.replay?.get(this.familyName(m.queue));
         if (handler) await handler(job);
         else await job.retry('failed', REPLAY);
         retried++;
@@ -367,9 +423,7 @@ export class JobInspector {
 
   /** Matching dead jobs, newest first (at most `take` when there is no text to search). */
   private async matchDead(filter: DeadJobFilter, take: number): Promise<{ total: number; matches: { queue: Queue; id: string; failedAt: number }[] }> {
-    if (filter.queue !== undefined && !this.queues.byName(filter.queue))
-      throw new InvalidInputError('unknown_queue', `no queue named "${filter.queue}"`, { field: 'queue' });
-    const qs = filter.queue !== undefined ? [this.queues.byName(filter.queue)!] : this.queues.all();
+    const qs = filter.queue !== undefined ? this.resolveOr400(filter.queue) : this.queues.all();
     const needle = filter.q?.toLowerCase();
     const redis = this.deps.redis;
     let total = 0;
@@ -413,13 +467,11 @@ export class JobInspector {
    * queues: then the caller must say which (409 `ambiguous_task` naming them), never a guess.
    */
   async task(id: string, visible: (queue: string, job: Job) => boolean | Promise<boolean> = () => true, queueName?: string): Promise<TaskView> {
-    if (queueName !== undefined && !this.queues.byName(queueName))
-      throw new InvalidInputError('unknown_queue', `no queue named "${queueName}"`, { field: 'queue' });
-    const candidates = queueName !== undefined ? [this.queues.byName(queueName)!] : this.queues.all();
+    const candidates = queueName !== undefined ? this.resolveOr400(queueName) : this.queues.all();
     const looked = await Promise.all(
       candidates.map(async (q) => {
         const job = await findJob(q, id);
-        return job && (await visible(q.name, job)) ? { q, job } : undefined;
+        return job && (await visible(this.familyName(q), job)) ? { q, job } : undefined;
       }),
     );
     const found = looked.filter((f): f is { q: Queue; job: Job } => f !== undefined);

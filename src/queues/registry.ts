@@ -8,7 +8,8 @@ import { InvalidInputError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { RedisConnections } from '../redis/connections.js';
 import type { Keys } from '../redis/keys.js';
-import { queueList, queues, type PayloadOf, type QueueDefinition, type QueueKey } from './definitions.js';
+import { queues, type PayloadOf, type QueueDefinition, type QueueKey } from './definitions.js';
+import { QueueLayout, type PartitionKey, type QueueTarget } from './layout.js';
 
 /** A job payload that does not fit its queue's schema: `invalid_payload` naming the field (400 on the API). */
 export class PayloadError extends InvalidInputError {
@@ -44,16 +45,19 @@ export interface FlowJob<K extends QueueKey = QueueKey> {
   opts?: JobsOptions;
 }
 
+/** Where a flow goes: the business key of its current partition, or the queue of a job it continues. */
+export type FlowPlacement = { partitionKey: PartitionKey } | { alongside: QueueTarget };
+
 export class QueueRegistry {
   private readonly instances = new Map<string, Queue>();
+  private readonly targets = new WeakMap<Queue, QueueTarget>();
   private producer: RedisClient | undefined;
   private flowProducer: FlowProducer | undefined;
   private closing: Promise<void> | undefined;
+  readonly layout: QueueLayout;
 
-  constructor(private readonly deps: { config: Pick<Config, 'queues'>; connections: RedisConnections; keys: Keys }) {}
-
-  get prefix(): string {
-    return this.deps.keys.bullPrefix;
+  constructor(private readonly deps: { config: Pick<Config, 'queues'>; connections: RedisConnections; keys: Keys; layout?: QueueLayout }) {
+    this.layout = deps.layout ?? QueueLayout.single(deps.keys.prefix);
   }
 
   /** The one Redis connection shared by every Queue of this process (fails fast when Redis is down). */
@@ -66,31 +70,74 @@ export class QueueRegistry {
     return queues[key];
   }
 
-  /** The BullMQ Queue of a registered queue (created on first use). */
-  queue(key: QueueKey): Queue {
-    return this.byName(queues[key].name)!;
-  }
-
-  /** The Queue of a name, or undefined when no such queue is registered. */
-  byName(name: string): Queue | undefined {
-    const def = queueList.find((q) => q.name === name);
-    if (!def) return undefined;
-    let q = this.instances.get(name);
+  /** The Queue of one partition (created on first use). */
+  at(target: QueueTarget): Queue {
+    const id = `${target.prefix}:${target.name}`;
+    let q = this.instances.get(id);
     if (!q) {
-      q = new Queue(name, {
+      q = new Queue(target.name, {
         connection: this.connection(),
-        prefix: this.prefix,
-        defaultJobOptions: { ...defaultJobOptions(this.deps.config), ...def.jobOptions },
+        prefix: target.prefix,
+        defaultJobOptions: { ...defaultJobOptions(this.deps.config), ...queues[target.key].jobOptions },
       });
       q.on('error', () => undefined); // surfaced by the operation that failed
-      this.instances.set(name, q);
+      this.instances.set(id, q);
+      this.targets.set(q, target);
     }
     return q;
   }
 
-  /** Every registered queue (Bull Board, /api/queues, metrics). */
+  /** Where a Queue of this registry sits in the layout. */
+  targetOf(queue: Queue): QueueTarget {
+    const t = this.targets.get(queue);
+    if (!t) throw new Error(`queue ${queue.name} is not one of this registry's`);
+    return t;
+  }
+
+  /**
+   * The Queue new jobs of `key` go to: the partition of `partitionKey` in the current layout (a
+   * family that is not partitioned, or a layout of one partition, needs no key).
+   */
+  queue(key: QueueKey, partitionKey?: PartitionKey): Queue {
+    return this.at(this.layout.targetFor(key, partitionKey));
+  }
+
+  /** Every Queue of `key`: the current partitions, then those of older layouts still draining. */
+  everywhere(key: QueueKey): Queue[] {
+    return this.layout.everywhere(key).map((t) => this.at(t));
+  }
+
+  /** The Queues that may hold a job of this business key: its current partition first, then older layouts. */
+  candidates(key: QueueKey, partitionKey: PartitionKey | undefined): Queue[] {
+    return this.layout.candidates(key, partitionKey).map((t) => this.at(t));
+  }
+
+  /**
+   * The Queue holding job `jobId` of this business key, searched in its current partition and then
+   * in older layouts; undefined when no queue knows the id.
+   */
+  async locate(key: QueueKey, partitionKey: PartitionKey | undefined, jobId: string): Promise<Queue | undefined> {
+    for (const q of this.candidates(key, partitionKey)) if ((await q.getJobState(jobId)) !== 'unknown') return q;
+    return undefined;
+  }
+
+  /** The queue holding `jobId` or, when none does, the current partition (where a new one would go). */
+  async home(key: QueueKey, partitionKey: PartitionKey | undefined, jobId: string): Promise<Queue> {
+    const candidates = this.candidates(key, partitionKey);
+    if (candidates.length === 1) return candidates[0]!; // one place it can be: no lookup
+    for (const q of candidates) if ((await q.getJobState(jobId)) !== 'unknown') return q;
+    return partitionKey === undefined ? candidates[0]! : this.queue(key, partitionKey);
+  }
+
+  /** The Queue of a BullMQ queue name (`crawl`, `crawl.3-of-6`), or undefined when no such queue is in the layout. */
+  byName(name: string): Queue | undefined {
+    const t = this.layout.all().find((x) => x.name === name);
+    return t ? this.at(t) : undefined;
+  }
+
+  /** Every queue of the layout, partitions and older layouts included (Bull Board, /api/queues, metrics). */
   all(): Queue[] {
-    return queueList.map((d) => this.byName(d.name)!);
+    return this.layout.all().map((t) => this.at(t));
   }
 
   /** Validates a payload against the queue's schema; throws PayloadError naming the field. */
@@ -104,32 +151,47 @@ export class QueueRegistry {
     return parsed.data as PayloadOf<K>;
   }
 
-  async add<K extends QueueKey>(key: K, name: string, data: PayloadOf<K>, opts?: JobsOptions): Promise<Job> {
+  /** Adds a job to the current partition of `partitionKey` (see queue()). */
+  async add<K extends QueueKey>(key: K, name: string, data: PayloadOf<K>, opts?: JobsOptions, partitionKey?: PartitionKey): Promise<Job> {
     const payload = this.validate(key, data);
-    return this.queue(key).add(name, payload, opts);
+    return this.queue(key, partitionKey).add(name, payload, opts);
   }
 
-  async addBulk<K extends QueueKey>(key: K, jobs: { name: string; data: PayloadOf<K>; opts?: JobsOptions }[]): Promise<Job[]> {
-    const checked = jobs.map((j) => ({ ...j, data: this.validate(key, j.data) }));
-    return this.queue(key).addBulk(checked);
+  /** Adds jobs, each to the current partition of its own `partitionKey` (one addBulk per partition). */
+  async addBulk<K extends QueueKey>(key: K, jobs: { name: string; data: PayloadOf<K>; opts?: JobsOptions; partitionKey?: PartitionKey }[]): Promise<Job[]> {
+    const byQueue = new Map<Queue, { name: string; data: PayloadOf<K>; opts?: JobsOptions }[]>();
+    for (const j of jobs) {
+      const q = this.queue(key, j.partitionKey);
+      let list = byQueue.get(q);
+      if (!list) byQueue.set(q, (list = []));
+      list.push({ name: j.name, data: this.validate(key, j.data), ...(j.opts ? { opts: j.opts } : {}) });
+    }
+    return (await Promise.all([...byQueue].map(([q, list]) => q.addBulk(list)))).flat();
   }
 
   /**
-   * Adds a parent job and its children as one flow, atomically (every BullMQ key carries the
-   * `{prefix}` hash tag, so a flow across queues is one slot in a Redis Cluster). Each job is
-   * validated against its queue's payload and gets its queue's default options, which a flow
-   * does not read from the queues. A job whose id exists is not added again; an existing child
-   * without a parent is attached to this parent (BullMQ's handling of a duplicated flow job).
+   * Adds a parent job and its children as one flow, atomically: every job goes to the same
+   * partition of its family (one hash tag, so one slot in a Redis Cluster), the current partition
+   * of a business key or the partition of a job the flow continues. Each job is validated against
+   * its queue's payload and gets its queue's default options, which a flow does not read from the
+   * queues. A job whose id exists is not added again; an existing child without a parent is
+   * attached to this parent (BullMQ's handling of a duplicated flow job).
    */
-  async addFlow<P extends QueueKey>(parent: FlowJob<P>, children: FlowJob[]): Promise<JobNode> {
-    const node = (j: FlowJob) => ({
-      name: j.name,
-      queueName: queues[j.queue].name,
-      data: this.validate(j.queue, j.data),
-      opts: { ...defaultJobOptions(this.deps.config), ...queues[j.queue].jobOptions, ...j.opts },
-    });
+  async addFlow<P extends QueueKey>(parent: FlowJob<P>, children: FlowJob[], placement: FlowPlacement): Promise<JobNode> {
+    const where = (key: QueueKey) =>
+      'alongside' in placement ? this.layout.sibling(placement.alongside, key) : this.layout.targetFor(key, placement.partitionKey);
+    const node = (j: FlowJob) => {
+      const t = where(j.queue);
+      return {
+        name: j.name,
+        queueName: t.name,
+        prefix: t.prefix,
+        data: this.validate(j.queue, j.data),
+        opts: { ...defaultJobOptions(this.deps.config), ...queues[j.queue].jobOptions, ...j.opts },
+      };
+    };
     if (!this.flowProducer) {
-      this.flowProducer = new FlowProducer({ connection: this.connection(), prefix: this.prefix });
+      this.flowProducer = new FlowProducer({ connection: this.connection(), prefix: this.deps.keys.bullPrefix }); // each node names its own
       this.flowProducer.on('error', () => undefined); // surfaced by the operation that failed
     }
     return this.flowProducer.add({ ...node(parent), children: children.map(node) });

@@ -30,6 +30,10 @@ export function connectionOptions(config: Config): RedisConnectionOptions {
   return { connectTimeoutMs: config.redis.connectTimeoutMs, commandTimeoutMs: config.redis.commandTimeoutMs };
 }
 
+const TRYAGAIN_RETRY_MS = 100;
+/** Redirections (and TRYAGAIN retries) a queue connection follows: about 10 s of a slot migration. */
+const QUEUE_MAX_REDIRECTIONS = 100;
+
 const retryStrategy = (times: number) => Math.min(50 * 2 ** Math.min(times, 6), 2000);
 
 function optionsFor(kind: ConnectionKind, o: RedisConnectionOptions): RedisOptions {
@@ -66,7 +70,13 @@ export function createRedisClient(target: RedisTarget, kind: ConnectionKind, o: 
       // ready"). Without the check such a connection is ready once it has the slot map; a cluster
       // that is really down answers CLUSTERDOWN, which fails fast as well.
       enableReadyCheck: options.enableOfflineQueue !== false,
-      ...(kind === 'bullmq' ? {} : { maxRedirections: 16 }),
+      // While a slot migrates, a script or transaction touching keys of both sides (BullMQ's, which
+      // create keys) is answered TRYAGAIN until the migration ends: a queue connection waits that
+      // out (retried every 100 ms, for up to about 10 s) rather than failing a job's add or its
+      // completion, which would leave the job to the stalled-job check. Request paths keep the
+      // default (1.6 s) and their own deadlines.
+      retryDelayOnTryAgain: TRYAGAIN_RETRY_MS,
+      maxRedirections: kind === 'bullmq' || kind === 'producer' ? QUEUE_MAX_REDIRECTIONS : 16,
       // A command whose node connection closed may have run: never retry it elsewhere.
       ...(kind === 'once' ? { retryDelayOnFailover: 0 } : {}),
     });

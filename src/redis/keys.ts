@@ -2,8 +2,9 @@
  * Every Redis key the platform owns is built here, under one prefix (REDIS_PREFIX).
  *
  * Redis Cluster: keys that one Lua script or MULTI touches together share a hash tag ({...}),
- * so they live in one slot. BullMQ's keys all carry the tag `{<prefix>}` (its prefix), which keeps
- * every queue and flows across queues in one slot; the platform's own keys are spread over
+ * so they live in one slot. BullMQ's keys carry the tag of their queue family or partition (its
+ * prefix, src/queues/layout.ts; `{<prefix>}` on a single Redis without partitions), so a flow's
+ * queues share a slot and families and partitions spread; the platform's own keys are spread over
  * the cluster by their own tags (per feed, per IP, per pool, per session).
  */
 export type PoolType = 'titles' | 'contents';
@@ -12,7 +13,7 @@ export function createKeys(prefix: string) {
   const p = prefix;
   return {
     prefix: p,
-    /** BullMQ's `prefix` option. */
+    /** BullMQ's `prefix` option on a single Redis without partitions (see src/queues/layout.ts for the others). */
     bullPrefix: `{${p}}`,
 
     // auth
@@ -51,6 +52,10 @@ export function createKeys(prefix: string) {
      */
     crawlChain: (bucket: number) => `${p}:sched:{crawl}:chain:${bucket}`,
     crawlChainBuckets: () => `${p}:sched:{crawl}:buckets`,
+
+    // queues
+    /** Partition counts (QUEUE_SHARDS) of the queue layouts in use or still draining (src/queues/recorded-layouts.ts). */
+    queueLayouts: () => `${p}:queues:{layouts}`,
 
     // pools
     pool: (type: PoolType, groupId: number) => `${p}:pool:{${type}:${groupId}}`,

@@ -21,6 +21,8 @@ import { connectionOptions, waitForReady } from '../redis/connection.js';
 import { RedisConnections } from '../redis/connections.js';
 import { createKeys } from '../redis/keys.js';
 import { JOB_STATES } from '../queues/job-inspector.js';
+import { parseShardSpec } from '../queues/partitions.js';
+import { recordLayout } from '../queues/recorded-layouts.js';
 import { QueueRegistry } from '../queues/registry.js';
 import { provideServices, type ProvidedServices } from '../services/provide-services.js';
 import { roleStarters, ROLE_NAMES, type RoleName } from './roles.js';
@@ -107,17 +109,34 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       throw new Error(`Redis is not reachable (${err.message}); check REDIS_URL / REDIS_CLUSTER_NODES`);
     });
 
-    const queues = new QueueRegistry({ config, connections, keys });
+    const layout = await recordLayout(
+      { redis, keys, logger, registryFor: (l) => new QueueRegistry({ config, connections, keys, layout: l }) },
+      {
+        prefix: config.redis.prefix,
+        cluster: services.redis.kind === 'cluster',
+        shards: config.queues.shards,
+        consumed: parseShardSpec(config.queues.workerShards, config.queues.shards),
+      },
+    );
+    const queues = new QueueRegistry({ config, connections, keys, layout });
     steps.push({ name: 'queues', run: () => queues.close() });
 
     const metrics = new Metrics();
     metrics.onScrape(async () => {
+      // Partitions count under their registered queue's name (crawl, not crawl.3-of-6): the series,
+      // dashboards and alert rules stay the same whatever QUEUE_SHARDS is.
+      const totals = new Map<string, number>();
       await Promise.all(
         queues.all().map(async (q) => {
+          const queue = queues.definition(queues.targetOf(q).key).name;
           const counts = await q.getJobCounts(...JOB_STATES);
-          for (const [state, n] of Object.entries(counts)) metrics.queueJobs.set({ queue: q.name, state }, n);
+          for (const [state, n] of Object.entries(counts)) totals.set(`${queue}\n${state}`, (totals.get(`${queue}\n${state}`) ?? 0) + n);
         }),
       );
+      for (const [label, n] of totals) {
+        const [queue, state] = label.split('\n') as [string, string];
+        metrics.queueJobs.set({ queue, state }, n);
+      }
     });
     metrics.onScrape(async () => {
       metrics.dependencyUp.set({ dependency: 'redis' }, (await redis.ping().catch(() => '')) === 'PONG' ? 1 : 0);

@@ -375,8 +375,10 @@ describe('platform on a 3-master Redis Cluster', () => {
     expect(term).toBeDefined();
 
     // Each slot goes to another master while messages keep being posted: the session list and its
-    // persist buffer, the pool, the `cluster` lease with the shared config, and BullMQ's `{wp}`.
-    const keys = [c.keys.sessionMessages(session), c.keys.messagePersistBuffer(0), poolKey, c.keys.lease('cluster'), `${c.keys.bullPrefix}:x`];
+    // persist buffer, the pool, the `cluster` lease with the shared config, and the slot of the
+    // message-persist queue family (its BullMQ keys).
+    const persistQueue = c.queues.queue('messagePersist', 0);
+    const keys = [c.keys.sessionMessages(session), c.keys.messagePersistBuffer(0), poolKey, c.keys.lease('cluster'), persistQueue.toKey('x')];
     const slots = [...new Set(await Promise.all(keys.map(slotOf)))];
     let moving = true;
     const writer = (async () => {

@@ -25,21 +25,39 @@ export interface ClusterPlatform {
   api: ApiClient;
   /** Log lines (JSON) at warn and above, and any line that looks like a cluster error. */
   notable: string[];
+  /** Every log line (JSON), parsed. */
+  logs: Record<string, unknown>[];
+  /** Stops the platform, then drops its database unless it was given (`options.db`). */
   stop(): Promise<void>;
 }
 
-export async function startClusterPlatform(cluster: TestRedisCluster, roles: RoleName[], extraEnv: Record<string, string> = {}): Promise<ClusterPlatform> {
-  const db = await createTestDatabase();
+/**
+ * `options.db`: a database to use (a restart of a platform on the same data); it is not dropped
+ * by stop().
+ */
+export async function startClusterPlatform(
+  cluster: TestRedisCluster,
+  roles: RoleName[],
+  extraEnv: Record<string, string> = {},
+  options: { db?: TestDatabase } = {},
+): Promise<ClusterPlatform> {
+  const db = options.db ?? (await createTestDatabase());
   // REDIS_URL empty = unset: the cluster seeds select the Redis Cluster.
   const env = testEnv({ url: '' }, db, { LOG_LEVEL: 'debug', ...extraEnv, REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.seeds });
   const config = loadConfig(env);
   const notable: string[] = [];
+  const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       for (const line of chunk.toString().split('\n')) {
         if (!line) continue;
         const level = Number(/"level":(\d+)/.exec(line)?.[1] ?? 0);
         if (level >= 40 || CLUSTER_ERROR.test(line)) notable.push(line);
+        try {
+          logs.push(JSON.parse(line) as Record<string, unknown>);
+        } catch {
+          logs.push({ msg: line });
+        }
       }
       done();
     },
@@ -54,10 +72,11 @@ export async function startClusterPlatform(cluster: TestRedisCluster, roles: Rol
     env,
     api,
     notable,
+    logs,
     stop: () =>
       (stopping ??= (async () => {
         await platform.stop();
-        await db.drop();
+        if (!options.db) await db.drop();
         rmSync(env.DATA_DIR!, { recursive: true, force: true });
       })()),
   };

@@ -98,7 +98,7 @@ export function startStandInCrawler(
   const worker = new Worker<CrawlJobPayload>(
     'crawl',
     async (job) => {
-      if (!(await openCrawlFlow(queues, job))) throw new Error('stale crawl');
+      if (!(await openCrawlFlow(queues, job, queues.layout.target('crawl', 0)))) throw new Error('stale crawl');
       return resultOf(job.data, await itemsFor(job));
     },
     { connection, prefix: keys.bullPrefix, concurrency: options.concurrency ?? 5 },

@@ -34,8 +34,17 @@ export interface TestRedisCluster {
    * Moves one slot with its keys to the master on `toPort`, the way redis-cli --cluster reshard
    * does (IMPORTING/MIGRATING, MIGRATE in batches, SETSLOT NODE on every master): clients meet
    * ASK redirections while it moves and MOVED afterwards. Resolves once every node agrees.
+   * `keysPerMigrate` (default 100): keys per MIGRATE (redis-cli's --cluster-pipeline, 10 by
+   * default there); fewer keep the slot half-moved longer.
    */
-  moveSlot(slot: number, toPort: number): Promise<void>;
+  moveSlot(slot: number, toPort: number, options?: { keysPerMigrate?: number }): Promise<void>;
+  /** Keys in a slot, as its owner counts them. */
+  keysInSlot(slot: number): Promise<number>;
+  /**
+   * Error replies each node has given since it started, by kind (INFO errorstats: MOVED, ASK,
+   * TRYAGAIN, ...), keyed by the node's client port.
+   */
+  errorStats(): Promise<Map<number, Record<string, number>>>;
   /** Stops every node and removes the data. Idempotent. */
   destroy(): Promise<void>;
 }
@@ -111,7 +120,14 @@ async function ownerPort(port: number, slot: number): Promise<number> {
   return range[2][1];
 }
 
-async function moveSlot(ports: number[], slot: number, toPort: number): Promise<void> {
+async function errorStats(port: number): Promise<Record<string, number>> {
+  const text = (await onNode(port, (c) => c.call('INFO', 'errorstats'))) as string;
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^errorstat_([^:]+):count=(\d+)/gm)) out[m[1]!] = Number(m[2]);
+  return out;
+}
+
+async function moveSlot(ports: number[], slot: number, toPort: number, keysPerMigrate = 100): Promise<void> {
   const fromPort = await ownerPort(ports[0]!, slot);
   if (fromPort === toPort) return;
   const id = (port: number) => onNode(port, (c) => c.call('CLUSTER', 'MYID')) as Promise<string>;
@@ -120,7 +136,7 @@ async function moveSlot(ports: number[], slot: number, toPort: number): Promise<
   await onNode(fromPort, (c) => c.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', toId));
   await onNode(fromPort, async (c) => {
     for (;;) {
-      const keys = (await c.call('CLUSTER', 'GETKEYSINSLOT', slot, 100)) as string[];
+      const keys = (await c.call('CLUSTER', 'GETKEYSINSLOT', slot, keysPerMigrate)) as string[];
       if (!keys.length) return;
       await c.call('MIGRATE', '127.0.0.1', toPort, '', 0, 10_000, 'KEYS', ...keys);
     }
@@ -189,7 +205,9 @@ export async function startTestRedisCluster(options: { masters?: number; nodeTim
       seeds: seeds.join(','),
       dir,
       ownerOf: (slot) => ownerPort(clientPorts[0]!, slot),
-      moveSlot: (slot, toPort) => moveSlot(clientPorts, slot, toPort),
+      moveSlot: (slot, toPort, moveOptions) => moveSlot(clientPorts, slot, toPort, moveOptions?.keysPerMigrate),
+      keysInSlot: async (slot) => Number(await onNode(await ownerPort(clientPorts[0]!, slot), (c) => c.call('CLUSTER', 'COUNTKEYSINSLOT', slot))),
+      errorStats: async () => new Map(await Promise.all(clientPorts.map(async (p) => [p, await errorStats(p)] as const))),
       destroy,
     };
   } catch (err) {

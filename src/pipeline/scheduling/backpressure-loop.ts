@@ -14,7 +14,7 @@
  * leader resumed after a pause past its lease runs no further round, and the loop stops when the
  * term ends.
  */
-import { Job } from 'bullmq';
+import { Job, type Queue } from 'bullmq';
 import { toError } from '../../errors.js';
 import type { Logger } from '../../logging/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
@@ -63,15 +63,24 @@ async function applyBackpressure(
   deps: Pick<BackpressureDeps, 'scheduler' | 'redis' | 'settings'>,
 ): Promise<{ waiting: number; due: number; released: number; heldBack: number }> {
   const { scheduler, redis, settings } = deps;
-  const queue = scheduler.queue;
+  const queues = scheduler.queues();
   const now = Date.now();
   const lookAheadMs = settings.tickMs * 2;
-  const counts = await queue.getJobCounts('waiting', 'prioritized');
-  const waiting = (counts.waiting ?? 0) + (counts.prioritized ?? 0);
+  // Every partition (and older layout) counts: the threshold is on crawls waiting anywhere.
+  const counts = await Promise.all(queues.map((q) => q.getJobCounts('waiting', 'prioritized')));
+  const waiting = counts.reduce((n, c) => n + (c.waiting ?? 0) + (c.prioritized ?? 0), 0);
   const limit = Math.max(0, settings.backpressureThreshold - waiting) + MAX_HOLD_BACK_PER_TICK;
-  const raw = await redis.zrangebyscore(queue.keys.delayed!, 0, (now + lookAheadMs + 1) * 0x1000 - 1, 'WITHSCORES', 'LIMIT', 0, limit);
+  const queueOfJob = new Map<string, Queue>();
   const due: DueCrawl[] = [];
-  for (let i = 0; i < raw.length; i += 2) due.push({ jobId: raw[i]!, dueAt: Math.floor(Number(raw[i + 1]) / 0x1000) });
+  for (const queue of queues) {
+    const raw = await redis.zrangebyscore(queue.keys.delayed!, 0, (now + lookAheadMs + 1) * 0x1000 - 1, 'WITHSCORES', 'LIMIT', 0, limit);
+    for (let i = 0; i < raw.length; i += 2) {
+      due.push({ jobId: raw[i]!, dueAt: Math.floor(Number(raw[i + 1]) / 0x1000) });
+      queueOfJob.set(raw[i]!, queue);
+    }
+  }
+  due.sort((a, b) => a.dueAt - b.dueAt);
+  due.splice(limit);
   const plan = planBackpressure({
     now,
     waiting,
@@ -84,7 +93,7 @@ async function applyBackpressure(
   if (!plan.holdBack.length) return { waiting, due: due.length, released: plan.release, heldBack: 0 };
   const results = await Promise.all(
     plan.holdBack.map((h) =>
-      new Job(queue, 'crawl', {}, {}, h.jobId).changeDelay(Math.max(0, h.dueAt - Date.now())).then(
+      new Job(queueOfJob.get(h.jobId)!, 'crawl', {}, {}, h.jobId).changeDelay(Math.max(0, h.dueAt - Date.now())).then(
         () => 1,
         () => 0, // promoted or removed meanwhile
       ),

@@ -2,7 +2,8 @@
  * Scheduling operations on IPs' crawl chains, used by the API (create, trigger, update,
  * delete, replay), the pipeline (closed loop, failures) and reconciliation.
  *
- * A pending crawl is a BullMQ job on queue `crawl` whose id is the task id (delayed until due;
+ * A pending crawl is a BullMQ job on queue `crawl` (in its IP's partition: src/queues/layout.ts;
+ * lookups also search older layouts being drained) whose id is the task id (delayed until due;
  * the delayed set replaces the reference's schedule ZSET and its precise sleep). Which task holds
  * an IP's chain is kept in CrawlChain; only the holder's job may exist, so each active IP has
  * exactly one crawl pending or running, whatever mix of triggers, retries and restarts.
@@ -77,8 +78,14 @@ export class CrawlScheduler {
     this.chain = new CrawlChain(deps.redis, deps.keys);
   }
 
-  get queue(): Queue {
-    return this.deps.queues.queue('crawl');
+  /** Every crawl queue: the current partitions, then those of older layouts being drained. */
+  queues(): Queue[] {
+    return this.deps.queues.everywhere('crawl');
+  }
+
+  /** The crawl queue holding task `taskId` (its IP's partition, current layout first), else where it would be added. */
+  private crawlQueueOf(taskId: string): Promise<Queue> {
+    return this.deps.queues.home('crawl', ipIdOfTask(taskId), taskId);
   }
 
   /** Adds the crawl job of a chain link (a no-op when a job with this id exists). */
@@ -89,6 +96,7 @@ export class CrawlScheduler {
       'crawl',
       { ipId: ip.id, keyword: ip.keyword, taskId, pagesOnSale, pagesSold },
       { jobId: taskId, delay: Math.max(0, Math.round(dueAt - Date.now())) },
+      ip.id,
     );
   }
 
@@ -116,6 +124,7 @@ export class CrawlScheduler {
             name: 'crawl',
             data: { ipId: ip.id, keyword: ip.keyword, taskId: r.taskId, pagesOnSale, pagesSold },
             opts: { jobId: r.taskId, delay: Math.max(options.minDelayMs ?? 0, Math.round(ip.dueAt - Date.now())) },
+            partitionKey: ip.id,
           },
         ];
       });
@@ -150,10 +159,11 @@ export class CrawlScheduler {
    * is what moves the chain on after a failure).
    */
   async linkState(taskId: string): Promise<LinkState> {
-    const state = await this.queue.getJobState(taskId);
+    const state = await (await this.crawlQueueOf(taskId)).getJobState(taskId);
     if (PENDING_STATES.has(state)) return 'pending';
     if (state === 'active') return 'running';
-    const resultState = await this.deps.queues.queue('crawlResult').getJobState(resultJobId(taskId));
+    const resultId = resultJobId(taskId);
+    const resultState = await (await this.deps.queues.home('crawlResult', ipIdOfTask(taskId), resultId)).getJobState(resultId);
     if (IN_FLIGHT.has(resultState)) return 'in_pipeline';
     if (state === 'completed' || state === 'failed' || resultState === 'completed' || resultState === 'failed') return 'finished';
     return (await this.deps.results.wasProcessed(taskId)) ? 'finished' : 'missing';
@@ -200,9 +210,10 @@ export class CrawlScheduler {
         await this.addCrawlJob(ip, claimed.taskId, Date.now());
         return { taskId: claimed.taskId, status: 'queued' };
       }
-      const state = await this.queue.getJobState(taskId);
+      const queue = await this.crawlQueueOf(taskId);
+      const state = await queue.getJobState(taskId);
       if (state === 'delayed') {
-        const job = await this.queue.getJob(taskId);
+        const job = await queue.getJob(taskId);
         const moved = await job?.promote().then(
           () => true,
           () => false,
@@ -263,7 +274,8 @@ export class CrawlScheduler {
    * Throws when `jobId` is not a failed job of `crawl` or `crawl-result`.
    */
   async replay(queue: 'crawl' | 'crawl-result', jobId: string): Promise<ReplayOutcome> {
-    const q = queue === 'crawl' ? this.queue : this.deps.queues.queue('crawlResult');
+    const key = queue === 'crawl' ? 'crawl' : 'crawlResult';
+    const q = await this.deps.queues.home(key, ipIdOfTask(queue === 'crawl' ? jobId : (taskOfResultJob(jobId) ?? '')), jobId);
     const job = await q.getJob(jobId);
     const state = job ? await job.getState() : 'unknown';
     if (!job || state !== 'failed') throw new Error(`job "${jobId}" of queue "${queue}" is ${state === 'unknown' ? 'not there' : state}, not failed`);
@@ -291,9 +303,10 @@ export class CrawlScheduler {
 
   /** Removes a crawl job if it is still pending (never an active one). */
   async removeIfPending(taskId: string): Promise<boolean> {
-    const state = await this.queue.getJobState(taskId);
+    const queue = await this.crawlQueueOf(taskId);
+    const state = await queue.getJobState(taskId);
     if (!PENDING_STATES.has(state)) return false;
-    return (await this.queue.remove(taskId).catch(() => 0)) === 1;
+    return (await queue.remove(taskId).catch(() => 0)) === 1;
   }
 
   /** Moves the IP's pending (delayed) crawl to a new due time, e.g. after a weight change. */
@@ -316,10 +329,11 @@ export class CrawlScheduler {
   async currentCrawl(ipId: number): Promise<{ taskId: string; state: string; dueAt?: string } | null> {
     const taskId = await this.chain.current(ipId);
     if (!taskId) return null;
-    const state = await this.queue.getJobState(taskId);
+    const queue = await this.crawlQueueOf(taskId);
+    const state = await queue.getJobState(taskId);
     let dueAt: string | undefined;
     if (state === 'delayed') {
-      const score = await this.deps.redis.zscore(this.queue.keys.delayed!, taskId);
+      const score = await this.deps.redis.zscore(queue.keys.delayed!, taskId);
       if (score !== null) dueAt = new Date(Math.floor(Number(score) / 0x1000)).toISOString();
     }
     return { taskId, state: state === 'unknown' ? 'finishing' : state, ...(dueAt ? { dueAt } : {}) };
@@ -332,6 +346,6 @@ export class CrawlScheduler {
 
   private async pendingJob(ipId: number): Promise<Job | undefined> {
     const taskId = await this.chain.current(ipId);
-    return taskId ? this.queue.getJob(taskId) : undefined;
+    return taskId ? (await this.crawlQueueOf(taskId)).getJob(taskId) : undefined;
   }
 }

@@ -46,21 +46,26 @@ export interface ReconcileDeps {
 export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   const started = performance.now();
   const { scheduler, redis } = deps;
-  const queue = scheduler.queue;
   const report: ReconcileReport = { activeIps: 0, scheduled: 0, reAdded: 0, advanced: 0, orphansRemoved: 0, released: 0, ms: 0 };
 
-  // 1. Crawl jobs in flight, by IP (ids carry the IP: no job is loaded).
-  const k = queue.keys;
-  const [delayed, waiting, paused, prioritized, active] = await Promise.all([
-    redis.zrange(k.delayed!, '0', '-1'),
-    redis.lrange(k.wait!, '0', '-1'),
-    redis.lrange(k.paused!, '0', '-1'),
-    redis.zrange(k.prioritized!, '0', '-1'),
-    redis.lrange(k.active!, '0', '-1'),
-  ]);
-  const activeJobs = new Set(active);
+  // 1. Crawl jobs in flight, by IP (ids carry the IP: no job is loaded), in every partition of
+  // every layout still in use.
+  const perQueue = await Promise.all(
+    scheduler.queues().map(async (queue) => {
+      const k = queue.keys;
+      const [delayed, waiting, paused, prioritized, active] = await Promise.all([
+        redis.zrange(k.delayed!, '0', '-1'),
+        redis.lrange(k.wait!, '0', '-1'),
+        redis.lrange(k.paused!, '0', '-1'),
+        redis.zrange(k.prioritized!, '0', '-1'),
+        redis.lrange(k.active!, '0', '-1'),
+      ]);
+      return { inFlight: [...delayed, ...waiting, ...paused, ...prioritized, ...active], active };
+    }),
+  );
+  const activeJobs = new Set(perQueue.flatMap((q) => q.active));
   const jobsByIp = new Map<number, string[]>();
-  for (const id of [...delayed, ...waiting, ...paused, ...prioritized, ...active]) {
+  for (const id of perQueue.flatMap((q) => q.inFlight)) {
     const ipId = ipIdOfTask(id);
     if (ipId === undefined) continue;
     const list = jobsByIp.get(ipId);
