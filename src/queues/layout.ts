@@ -132,7 +132,7 @@ export class QueueLayout {
 
   /** The same partition of another queue of the family (a crawl's result beside its crawl). */
   sibling(of: QueueTarget, key: QueueKey): QueueTarget {
-    return this.target(key, of.partition, of.count);
+    return this.target(key, isPartitioned(key) ? of.partition : 0, of.count);
   }
 
   /** Every partition of `key` in the current layout. */

@@ -45,9 +45,6 @@ export interface FlowJob<K extends QueueKey = QueueKey> {
   opts?: JobsOptions;
 }
 
-/** Where a flow goes: the business key of its current partition, or the queue of a job it continues. */
-export type FlowPlacement = { partitionKey: PartitionKey } | { alongside: QueueTarget };
-
 export class QueueRegistry {
   private readonly instances = new Map<string, Queue>();
   private readonly targets = new WeakMap<Queue, QueueTarget>();
@@ -114,14 +111,8 @@ export class QueueRegistry {
 
   /**
    * The Queue holding job `jobId` of this business key, searched in its current partition and then
-   * in older layouts; undefined when no queue knows the id.
+   * in older layouts; when no queue knows the id, its current partition (where a new one would go).
    */
-  async locate(key: QueueKey, partitionKey: PartitionKey | undefined, jobId: string): Promise<Queue | undefined> {
-    for (const q of this.candidates(key, partitionKey)) if ((await q.getJobState(jobId)) !== 'unknown') return q;
-    return undefined;
-  }
-
-  /** The queue holding `jobId` or, when none does, the current partition (where a new one would go). */
   async home(key: QueueKey, partitionKey: PartitionKey | undefined, jobId: string): Promise<Queue> {
     const candidates = this.candidates(key, partitionKey);
     if (candidates.length === 1) return candidates[0]!; // one place it can be: no lookup
@@ -171,15 +162,14 @@ export class QueueRegistry {
 
   /**
    * Adds a parent job and its children as one flow, atomically: every job goes to the same
-   * partition of its family (one hash tag, so one slot in a Redis Cluster), the current partition
-   * of a business key or the partition of a job the flow continues. Each job is validated against
+   * partition of its family (one hash tag, so one slot in a Redis Cluster): the partition of
+   * `alongside`, the queue of the job the flow continues (a crawl's). Each job is validated against
    * its queue's payload and gets its queue's default options, which a flow does not read from the
    * queues. A job whose id exists is not added again; an existing child without a parent is
    * attached to this parent (BullMQ's handling of a duplicated flow job).
    */
-  async addFlow<P extends QueueKey>(parent: FlowJob<P>, children: FlowJob[], placement: FlowPlacement): Promise<JobNode> {
-    const where = (key: QueueKey) =>
-      'alongside' in placement ? this.layout.sibling(placement.alongside, key) : this.layout.targetFor(key, placement.partitionKey);
+  async addFlow<P extends QueueKey>(parent: FlowJob<P>, children: FlowJob[], placement: { alongside: QueueTarget }): Promise<JobNode> {
+    const where = (key: QueueKey) => this.layout.sibling(placement.alongside, key);
     const node = (j: FlowJob) => {
       const t = where(j.queue);
       return {
