@@ -74,6 +74,7 @@ export type PayloadOf<K extends QueueKey> = z.infer<(typeof queues)[K]['payload'
 
 export const queueList: QueueDefinition[] = Object.values(queues);
 
-export function findQueue(name: string): QueueDefinition | undefined {
-  return queueList.find((q) => q.name === name);
+/** The key of the registered queue named `name` (`feed-refresh` → feedRefresh), or undefined. */
+export function findQueueKey(name: string): QueueKey | undefined {
+  return (Object.keys(queues) as QueueKey[]).find((k) => queues[k].name === name);
 }

@@ -12,8 +12,8 @@ import type { Job, JobType, Queue } from 'bullmq';
 import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError, toError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { delayedDueAt } from './delayed-due.js';
-import { type QueueKey, queues as queueDefinitions } from './definitions.js';
-import { partitionKeyOfPayload, type QueueFamily } from './layout.js';
+import { findQueueKey, type QueueKey, queues as queueDefinitions } from './definitions.js';
+import { FAMILY_OF, partitionKeyOfPayload, type QueueFamily } from './layout.js';
 import type { QueueRegistry } from './registry.js';
 
 /** Log lines of a task shown by GET /api/tasks/:id (the newest ones). */
@@ -190,10 +190,6 @@ export interface QueueCounts {
   partitions?: { name: string; counts: Record<string, number>; paused: boolean }[];
 }
 
-function keyOfName(name: string): QueueKey | undefined {
-  return (Object.keys(queueDefinitions) as QueueKey[]).find((k) => queueDefinitions[k].name === name);
-}
-
 export class JobInspector {
   private readonly queues: QueueRegistry;
 
@@ -213,7 +209,7 @@ export class JobInspector {
   private resolve(name: string): Queue[] | undefined {
     // A registered queue's name means all of its queues, also when one of them carries that name
     // (one partition now, partitions of an older layout still draining).
-    const key = keyOfName(name);
+    const key = findQueueKey(name);
     if (key) return this.queues.everywhere(key);
     const q = this.queues.byName(name);
     return q ? [q] : undefined;
@@ -250,8 +246,7 @@ export class JobInspector {
         if (parts.length === 1) return { ...parts[0]!, name: queueDefinitions[key].name };
         const counts: Record<string, number> = {};
         for (const p of parts) for (const [state, n] of Object.entries(p.counts)) counts[state] = (counts[state] ?? 0) + n;
-        const family = this.queues.layout.target(key, 0).family;
-        return { name: queueDefinitions[key].name, family, counts, paused: parts.every((p) => p.paused), partitions: parts };
+        return { name: queueDefinitions[key].name, family: FAMILY_OF[key], counts, paused: parts.every((p) => p.paused), partitions: parts };
       }),
     );
   }

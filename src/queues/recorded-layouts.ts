@@ -17,10 +17,8 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { PENDING_STATES } from './job-states.js';
 import { QueueLayout, type LayoutOptions } from './layout.js';
-import type { QueueKey } from './definitions.js';
 import type { QueueRegistry } from './registry.js';
 
-const PARTITIONED_KEYS: QueueKey[] = ['crawl', 'crawlResult', 'feedRefresh', 'messagePersist'];
 /** What keeps an older layout: jobs still to run, and dead jobs (the console must still find, replay or remove them). */
 const KEPT = [...new Set([...PENDING_STATES, 'active', 'paused', 'failed'])];
 
@@ -40,11 +38,12 @@ export async function recordLayout(
     try {
       // A job scheduler (the message sweep) in an older partition would keep adding jobs there:
       // its work is scheduled by the current layout's own scheduler.
-      for (const t of PARTITIONED_KEYS.flatMap((k) => probe.layout.draining(k))) {
+      const draining = probe.layout.all().filter((t) => !t.current);
+      for (const t of draining) {
         const q = probe.at(t);
         for (const s of await q.getJobSchedulers()) await q.removeJobScheduler(s.key);
       }
-      const counts = await Promise.all(PARTITIONED_KEYS.flatMap((k) => probe.layout.draining(k)).map((t) => probe.at(t).getJobCounts(...(KEPT as JobType[]))));
+      const counts = await Promise.all(draining.map((t) => probe.at(t).getJobCounts(...(KEPT as JobType[]))));
       const left = counts.reduce((sum, c) => sum + Object.values(c).reduce((a, b) => a + b, 0), 0);
       if (left > 0) {
         keep.push(n);

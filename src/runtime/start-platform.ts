@@ -21,6 +21,7 @@ import { connectionOptions, waitForReady } from '../redis/connection.js';
 import { RedisConnections } from '../redis/connections.js';
 import { createKeys } from '../redis/keys.js';
 import { JOB_STATES } from '../queues/job-inspector.js';
+import { queues as queueDefinitions, type QueueKey } from '../queues/definitions.js';
 import { parseShardSpec } from '../queues/partitions.js';
 import { recordLayout } from '../queues/recorded-layouts.js';
 import { QueueRegistry } from '../queues/registry.js';
@@ -125,18 +126,17 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
     metrics.onScrape(async () => {
       // Partitions count under their registered queue's name (crawl, not crawl.3-of-6): the series,
       // dashboards and alert rules stay the same whatever QUEUE_SHARDS is.
-      const totals = new Map<string, number>();
       await Promise.all(
-        queues.all().map(async (q) => {
-          const queue = queues.definition(queues.targetOf(q).key).name;
-          const counts = await q.getJobCounts(...JOB_STATES);
-          for (const [state, n] of Object.entries(counts)) totals.set(`${queue}\n${state}`, (totals.get(`${queue}\n${state}`) ?? 0) + n);
+        (Object.keys(queueDefinitions) as QueueKey[]).map(async (key) => {
+          const perQueue = await Promise.all(queues.everywhere(key).map((q) => q.getJobCounts(...JOB_STATES)));
+          for (const state of JOB_STATES) {
+            metrics.queueJobs.set(
+              { queue: queueDefinitions[key].name, state },
+              perQueue.reduce((n, c) => n + (c[state] ?? 0), 0),
+            );
+          }
         }),
       );
-      for (const [label, n] of totals) {
-        const [queue, state] = label.split('\n') as [string, string];
-        metrics.queueJobs.set({ queue, state }, n);
-      }
     });
     metrics.onScrape(async () => {
       metrics.dependencyUp.set({ dependency: 'redis' }, (await redis.ping().catch(() => '')) === 'PONG' ? 1 : 0);

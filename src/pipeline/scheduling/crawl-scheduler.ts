@@ -274,13 +274,12 @@ export class CrawlScheduler {
    * Throws when `jobId` is not a failed job of `crawl` or `crawl-result`.
    */
   async replay(queue: 'crawl' | 'crawl-result', jobId: string): Promise<ReplayOutcome> {
-    const key = queue === 'crawl' ? 'crawl' : 'crawlResult';
-    const q = await this.deps.queues.home(key, ipIdOfTask(queue === 'crawl' ? jobId : (taskOfResultJob(jobId) ?? '')), jobId);
+    const taskId = queue === 'crawl' ? jobId : taskOfResultJob(jobId);
+    const ipId = taskId === undefined ? undefined : ipIdOfTask(taskId);
+    const q = await this.deps.queues.home(queue === 'crawl' ? 'crawl' : 'crawlResult', ipId, jobId);
     const job = await q.getJob(jobId);
     const state = job ? await job.getState() : 'unknown';
     if (!job || state !== 'failed') throw new Error(`job "${jobId}" of queue "${queue}" is ${state === 'unknown' ? 'not there' : state}, not failed`);
-    const taskId = queue === 'crawl' ? jobId : taskOfResultJob(jobId);
-    const ipId = taskId === undefined ? undefined : ipIdOfTask(taskId);
     if (taskId === undefined || ipId === undefined) throw new Error(`job "${jobId}" is not part of a crawl chain`);
     const ip = await this.deps.ips.find(ipId);
     if (!ip) return { jobId, status: 'ip_gone' };

@@ -20,6 +20,6 @@ export type AcceptedMessage = z.infer<typeof acceptedMessage>;
  * messages themselves wait in the buffers (Redis lists), so one job writes a whole batch.
  */
 export const messagePersistPayload = z.object({
-  shard: z.number().int().min(0).optional(),
+  shard: z.number().int().min(0).max(255).optional(), // MESSAGE_PERSIST_SHARDS is at most 256
 });
 export type MessagePersistPayload = z.infer<typeof messagePersistPayload>;
