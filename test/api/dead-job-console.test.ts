@@ -176,6 +176,10 @@ describe('dead-job console and queue controls', () => {
     expect(crawl.body.error.message).toMatch(/POST \/api\/ips\/:id\/crawl/);
     expect((await t.api.post('/api/queues/feed-refresh/jobs', { data: { feedId: 1, trigger: 'manual' } })).status).toBe(409);
     expect((await t.api.post('/api/queues/nope/jobs', { data: {} })).status).toBe(404);
+    // A drain of a buffer that cannot exist (MESSAGE_PERSIST_SHARDS is at most 256).
+    const drain = await t.api.post('/api/queues/message-persist/jobs', { data: { shard: 256 } });
+    expect([drain.status, drain.body.error.field]).toEqual([400, 'data.shard']);
+    expect(await t.platform.ctx.queues.queue('messagePersist').count()).toBe(0);
     expect(await queue.count()).toBe(before);
     expect(await t.platform.ctx.queues.queue('crawl').count()).toBe(0);
 

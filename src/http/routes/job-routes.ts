@@ -53,8 +53,9 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       path: '/api/queues',
       tag: 'jobs',
       access: 'admin',
-      summary: 'Every queue with its job counts by state.',
-      responses: { 200: { description: 'queues' } },
+      summary:
+        'Every queue with its job counts by state; a partitioned queue (QUEUE_SHARDS) sums its partitions and lists them in `partitions`, with its `family`.',
+      responses: { 200: { description: '{queues: [{name, counts, paused, family?, partitions?}]}' } },
       handler: async () => ({ body: { queues: await inspector.counts() } }),
     }),
     defineRoute({
@@ -65,7 +66,10 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       summary: 'Jobs of one queue in one state, by index range.',
       params: queueParams,
       query: listQuery,
-      responses: { 200: { description: 'jobs' }, 404: { description: 'unknown queue' } },
+      responses: {
+        200: { description: 'jobs' },
+        404: { description: 'unknown queue (a partitioned queue: name a partition, e.g. crawl.3-of-6; 404 partitioned_queue names them)' },
+      },
       handler: async ({ params, query }) => ({ body: await inspector.list(params.name, query.state, query.start, query.end) }),
     }),
     defineRoute({
@@ -115,7 +119,13 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       access: 'admin',
       summary: 'One job with its state, data, result or failure.',
       params: jobParams,
-      responses: { 200: { description: 'job' }, 404: { description: "unknown queue or job (an id naming one of BullMQ's own keys is no job)" } },
+      responses: {
+        200: { description: 'job' },
+        404: {
+          description:
+            "unknown queue or job (an id naming one of BullMQ's own keys is no job) (a partitioned queue: name a partition, e.g. crawl.3-of-6; 404 partitioned_queue names them)",
+        },
+      },
       handler: async ({ params }) => ({ body: await inspector.get(params.name, params.id) }),
     }),
     defineRoute({
