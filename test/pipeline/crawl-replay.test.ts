@@ -98,10 +98,12 @@ describe('crawl flow failures and replays', () => {
     const ip = await createIp('broken-crawl');
     const taskId = ip.currentCrawl.taskId;
     await waitFor(async () => (await q.crawl.getJobState(taskId)) === 'failed', { message: 'crawl did not fail for good' });
+    // The chain moves on first and its next crawl is added right after (crawl-scheduler advance):
+    // wait for both.
     const next = await waitFor(
       async () => {
         const c = await q.chain(ip.id);
-        return c && c !== taskId ? c : undefined;
+        return c && c !== taskId && (await q.pendingFor(ip.id)).some((j) => j.id === c) ? c : undefined;
       },
       { message: 'not rescheduled after the dead crawl' },
     );
