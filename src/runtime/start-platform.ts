@@ -26,6 +26,7 @@ import { parseShardSpec } from '../queues/partitions.js';
 import { recordLayout } from '../queues/recorded-layouts.js';
 import { QueueRegistry } from '../queues/registry.js';
 import { provideServices, type ProvidedServices } from '../services/provide-services.js';
+import { assertCrawlerProductionSafe } from './crawler-role.js';
 import { roleStarters, ROLE_NAMES, type RoleName } from './roles.js';
 import { sharedConfigContent } from './shared-config-content.js';
 
@@ -66,6 +67,7 @@ const REDIS_READY_TIMEOUT_MS = 30_000;
 export async function startPlatform(options: StartOptions): Promise<PlatformHandle> {
   const config = options.config ?? loadConfig(options.env);
   assertProductionSafe(config);
+  if (options.roles.includes('crawler')) assertCrawlerProductionSafe(config);
   const logger = options.logger ?? createLogger(config);
   logger.debug({ config: describeConfig(config) }, 'configuration');
 
