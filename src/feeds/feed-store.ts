@@ -110,6 +110,14 @@ export class FeedStore {
     });
   }
 
+  /**
+   * A refresh attempt that failed and will be retried: status retrying and the reason, so the
+   * feed says so at once (its errorCount counts refreshes that failed for good, so it stays).
+   */
+  async recordRetry(feedId: number, lastError: string): Promise<void> {
+    await this.prisma.feed.updateMany({ where: { id: feedId }, data: { status: 'retrying', lastError: lastError.slice(0, 2000) } });
+  }
+
   /** A refresh that failed for good: status error, one more consecutive error, the reason. */
   async recordFailure(feedId: number, lastError: string): Promise<Feed> {
     return this.prisma.feed.update({

@@ -28,8 +28,8 @@
  * finished (a fresh job is created), and the chain goes on either way.
  *
  * Failures (refresh-failure.ts): a retryable failure with attempts left is thrown as such and
- * BullMQ retries the same job with backoff (Retry-After, when longer, sets the delay); nothing
- * is recorded or scheduled. A permanent failure, or the last attempt, is recorded on the feed
+ * BullMQ retries the same job with backoff (Retry-After, when longer, sets the delay); the feed
+ * shows status retrying with the reason as its lastError, nothing is scheduled. A permanent failure, or the last attempt, is recorded on the feed
  * (status error, errorCount + 1, lastError) and the next periodic refresh backs off. A failure on
  * our side rather than the feed's: the database or Redis unreachable delays the job without
  * spending an attempt (its final failure is never decided while it could not be recorded); any
@@ -358,6 +358,10 @@ export function createRefreshProcessor(deps: RefreshDeps) {
             { step: 'failed', error: failure?.summary ?? INTERNAL_ERROR },
             `attempt ${job.attemptsMade + 1} failed: ${failure?.summary ?? INTERNAL_ERROR}; retried`,
           );
+          // The feed says it is retrying, and why, while it waits (best effort: the retry happens either way).
+          await feeds.recordRetry(feedId, failure?.summary ?? INTERNAL_ERROR).catch((e) => {
+            if (!isFeedGone(e)) ctx.logger.debug({ feedId, err: toError(e).message }, 'could not record the retry on the feed');
+          });
           throw failure ? new FeedRetryError(failure.summary, failure.failure, failure.details.retryAfterMs) : err;
         }
         // The final failure, the feed's or ours: recorded on the feed with its next refresh (backing off).
