@@ -34,8 +34,9 @@
  * our side rather than the feed's: the database or Redis unreachable delays the job without
  * spending an attempt (its final failure is never decided while it could not be recorded); any
  * other one (a bug, a refused statement) is a failure like the others on its last attempt,
- * recorded as `internal_error` (the detail goes to the log only), so a feed's final failure
- * always leaves an error and a next refresh.
+ * recorded as `internal_error` (the detail goes to the log only), and so is a failure whose
+ * reason the database refuses to store: a feed's final failure always leaves an error and a next
+ * refresh, and no feed stays `pending`.
  * The whole refresh runs under FEED_TIME_LIMIT_SECONDS; the lock outlives it (FEED_LOCK_TTL_SECONDS).
  *
  * Progress (Bull Board, GET /api/tasks/:id): the answer's status and size, items new and
