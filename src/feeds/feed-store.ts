@@ -14,6 +14,7 @@
  */
 import type { Database, PrismaClient } from '../db/client.js';
 import type { Feed } from '../generated/prisma/client.js';
+import { stripControls } from './text-construct.js';
 
 export interface SuccessFacts {
   fetchedAt: Date;
@@ -122,7 +123,8 @@ export class FeedStore {
   async recordFailure(feedId: number, lastError: string): Promise<Feed> {
     return this.prisma.feed.update({
       where: { id: feedId },
-      data: { status: 'error', errorCount: { increment: 1 }, lastError: lastError.slice(0, 2000) },
+      // Control characters go: PostgreSQL refuses U+0000 in text, and a refused record would leave the feed pending.
+      data: { status: 'error', errorCount: { increment: 1 }, lastError: stripControls(lastError).slice(0, 2000) },
     });
   }
 

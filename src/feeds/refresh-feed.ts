@@ -34,8 +34,9 @@
  * our side rather than the feed's: the database or Redis unreachable delays the job without
  * spending an attempt (its final failure is never decided while it could not be recorded); any
  * other one (a bug, a refused statement) is a failure like the others on its last attempt,
- * recorded as `internal_error` (the detail goes to the log only), so a feed's final failure
- * always leaves an error and a next refresh.
+ * recorded as `internal_error` (the detail goes to the log only), and so is a failure whose
+ * reason the database refuses to store: a feed's final failure always leaves an error and a next
+ * refresh, and no feed stays `pending`.
  * The whole refresh runs under FEED_TIME_LIMIT_SECONDS; the lock outlives it (FEED_LOCK_TTL_SECONDS).
  *
  * Progress (Bull Board, GET /api/tasks/:id): the answer's status and size, items new and
@@ -72,6 +73,8 @@ export interface RefreshResult {
   lockedBy?: string;
   httpStatus?: number;
   format?: string;
+  /** The encoding the document was read in. */
+  encoding?: string;
   items?: number;
   inserted?: number;
   updated?: number;
@@ -176,6 +179,23 @@ export function createRefreshProcessor(deps: RefreshDeps) {
     if (job.priority !== 0) await job.changePriority({ priority: 0 });
     const left = Math.max(1, Math.round(wait - (performance.now() - answered)));
     throw new BlockedError(`waiting for the turn of ${domain}`, left, 'domain_spacing', { routine: true });
+  }
+
+  /**
+   * Records a refresh's final failure on the feed; null when the feed is gone. A reason the
+   * database refuses (the store strips what PostgreSQL cannot hold, so this would be a bug) is
+   * recorded as INTERNAL_ERROR instead: a feed never stays without its outcome and its next
+   * refresh. An outage is thrown (the caller waits for it).
+   */
+  async function recordFinalFailure(feedId: number, summary: string, logger: Logger): Promise<Feed | null> {
+    try {
+      return await feeds.recordFailure(feedId, summary);
+    } catch (err) {
+      if (isFeedGone(err)) return null;
+      if (summary === INTERNAL_ERROR || ourSideUnavailable(err)) throw err;
+      logger.error({ feedId, err: toError(err).message }, 'recording the failure was refused; recorded as internal_error');
+      return recordFinalFailure(feedId, INTERNAL_ERROR, logger);
+    }
   }
 
   /**
@@ -337,6 +357,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
             outcome: 'refreshed' as const,
             httpStatus: fetched.status,
             format: parsed.format,
+            encoding: parsed.encoding,
             items: parsed.articles.length,
             ...counts,
             skippedItems: parsed.skipped,
@@ -368,10 +389,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
         const summary = failure?.summary ?? INTERNAL_ERROR;
         if (!failure) ctx.logger.error({ feedId, err: toError(err).message }, 'feed refresh failed on our side; recorded as internal_error');
         try {
-          const failed = await feeds.recordFailure(feedId, summary).catch((e) => {
-            if (isFeedGone(e)) return null;
-            throw e;
-          });
+          const failed = await recordFinalFailure(feedId, summary, ctx.logger);
           if (!failed) return done({ outcome: 'skipped', reason: 'feed_deleted' });
           next = nextAfterFailure(new Date(), failed.refreshIntervalMinutes, failed.errorCount, settings.maxBackoffMinutes, failure?.details.retryAfterMs);
           await feeds.setNextRefresh(feedId, next);
