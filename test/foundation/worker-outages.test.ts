@@ -10,7 +10,8 @@
  * - Redis frozen (SIGSTOP) longer than the lock duration, twice, under active jobs: every job is
  *   handed back as stalled and completes after SIGCONT, none fails ("job stalled more than
  *   allowable limit" needs more stalls than WORKER_MAX_STALLED_COUNT);
- * - a worker closing while its job's lock renewal fails logs nothing at error level.
+ * - a job handing itself back (a stopping crawler's BlockedError) while a renewal of its lock is
+ *   in flight, and a worker closing while its job's lock renewal fails, log nothing at error level.
  * No line at error level anywhere: an outage is not a bug.
  */
 import { Writable } from 'node:stream';
@@ -22,6 +23,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import type { LeaderTerm } from '../../src/coordination/leadership.js';
+import { BlockedError } from '../../src/errors.js';
 import { createDatabase, type Database } from '../../src/db/client.js';
 import type { Logger } from '../../src/logging/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
@@ -406,6 +408,41 @@ describe('jobs meeting an outage', () => {
       await r.close();
     }
   }, 120_000);
+
+  it('a job handing itself back while a renewal of its lock is in flight logs nothing at error level', async () => {
+    // A stopping crawler hands its crawl back (BlockedError) as the lock renewal runs: Redis
+    // frozen for a moment makes the renewal reach it after the hand-back released the lock.
+    const started = gate();
+    const proceed = gate();
+    let runs = 0;
+    const r = rig('t-handback', { WORKER_LOCK_DURATION_MS: '1000' }, async () => {
+      runs++;
+      if (runs === 1) {
+        started.open();
+        await proceed.wait();
+        throw new BlockedError('the crawler stopped during this crawl; handed back', 200, 'shutdown', { routine: true });
+      }
+      return { runs };
+    });
+    try {
+      const job = await r.queues.add('maintenance', 'crawl-like', { task: 'crawl-like' }, { attempts: 1 });
+      await started.wait();
+      process.kill(redis.pid, 'SIGSTOP');
+      try {
+        proceed.open();
+        await sleep(800); // the fault itself: frozen across a renewal (every 250 ms), which queues behind the hand-back
+      } finally {
+        process.kill(redis.pid, 'SIGCONT');
+      }
+      const done = await r.finished(job.id!);
+      await expectCompletedOnce(r, done);
+      expect(done.returnvalue).toEqual({ runs: 2 });
+      expect(r.lines.some((l) => l.err === `could not renew lock for job ${job.id}`)).toBe(true); // the renewal did fail
+      expect(atError(r.lines)).toEqual([]);
+    } finally {
+      await r.close();
+    }
+  });
 
   it('a worker closing while the lock renewal of its job fails logs nothing at error level, and closes', async () => {
     const started = gate();
