@@ -359,8 +359,14 @@ export function createRefreshProcessor(deps: RefreshDeps) {
         await feeds.setNextRefresh(feedId, next);
         deps.metrics?.refreshes.inc({ outcome: `failed_${failure?.failure ?? 'internal_error'}` });
         if (failure)
-          ctx.logger.info({ feedId, failure: failure.failure, detail: failure.detail, errorCount: failed.errorCount, nextRefreshAt: next }, 'feed refresh failed');
-        await report({ step: 'failed', error: summary, nextRefreshAt: next.toISOString() }, `failed for good: ${summary}; next refresh at ${next.toISOString()}`);
+          ctx.logger.info(
+            { feedId, failure: failure.failure, detail: failure.detail, errorCount: failed.errorCount, nextRefreshAt: next },
+            'feed refresh failed',
+          );
+        await report(
+          { step: 'failed', error: summary, nextRefreshAt: next.toISOString() },
+          `failed for good: ${summary}; next refresh at ${next.toISOString()}`,
+        );
         await lock.release(feedId, job.id!);
         await scheduler.schedulePeriodic(feedId, delayUntil(next, new Date()), { reschedule: true, domain });
         if (!failure) throw err;

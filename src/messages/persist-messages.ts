@@ -49,8 +49,7 @@ export function persistProcessor(deps: PersistDeps): JobProcessor<'messagePersis
     }
     if (shard >= deps.shards) return { drained: 0, inserted: 0, triggered: 0 }; // a buffer of a larger MESSAGE_PERSIST_SHARDS
     // Progress is for people: a Redis hiccup while reporting must not fail the drain.
-    const report = (o: { drained: number; inserted: number }) =>
-      job.updateProgress({ shard, drained: o.drained, inserted: o.inserted }).catch(() => undefined);
+    const report = (o: { drained: number; inserted: number }) => job.updateProgress({ shard, drained: o.drained, inserted: o.inserted }).catch(() => undefined);
     const outcome = await drainBuffer(deps, shard, DRAIN_BUDGET_MS, report);
     deps.onInserted?.(outcome.inserted);
     await job

@@ -170,7 +170,10 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
           jobsDelayed.inc({ queue: queueName, reason: 'outage' });
           const { delayMs, first } = outages.next(outageKey);
           const log = first ? ctx.logger.warn.bind(ctx.logger) : ctx.logger.debug.bind(ctx.logger);
-          log({ dependency: down, err: err.message, retryInMs: delayMs }, `${down === 'redis' ? 'Redis' : 'the database'} unavailable: job delayed without spending an attempt`);
+          log(
+            { dependency: down, err: err.message, retryInMs: delayMs },
+            `${down === 'redis' ? 'Redis' : 'database'} unavailable: job delayed without spending an attempt`,
+          );
           return handBack(job, token, delayMs, `${down} unavailable: ${err.message}`, errors, ctx.logger);
         }
         outages.forget(outageKey);
