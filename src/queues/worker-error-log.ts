@@ -91,7 +91,7 @@ export class WorkerErrorLog {
       return;
     }
     if (this.stopping || this.handedBack.has(jobId)) {
-      this.logger.debug({ err: err.message, queue, jobId }, 'job lock released or expiring while the job is handed back; expected');
+      this.logger.debug({ err: err.message, queue, jobId }, 'job lock gone during a stop or after the job was handed back; expected');
       return;
     }
     if (this.reported.has(jobId)) {

@@ -106,7 +106,7 @@ describe('jobs meeting an outage', () => {
 
   /** A worker of the plain `maintenance` queue under its own key prefix, a registry and a reader of the queue. */
   function rig(prefix: string, env: Record<string, string>, processor: JobProcessor<'maintenance'>, concurrency?: number) {
-    const config = loadConfig({ REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '300', ...env });
+    const config = loadConfig({ REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '1000', ...env });
     const { logger, lines } = capturedLogger();
     const keys = createKeys(prefix);
     const connections = new RedisConnections({ kind: 'single', url: redis.url }, connectionOptions(config), logger);
