@@ -68,6 +68,12 @@ export const queueSettings = {
   workerShutdownGraceMs: setting('WORKER_SHUTDOWN_GRACE_MS', int(0), 30000, 'On SIGTERM, how long active jobs may finish before they are handed back.'),
   lockDurationMs: setting('WORKER_LOCK_DURATION_MS', int(1000), 30000, 'Job lock; a worker silent this long is considered stalled.'),
   stalledIntervalMs: setting('WORKER_STALLED_INTERVAL_MS', int(1000), 30000, 'How often stalled jobs are looked for and handed to another worker.'),
+  maxStalledCount: setting(
+    'WORKER_MAX_STALLED_COUNT',
+    int(0, 1000),
+    3,
+    "How many times one job may be handed back as stalled (its lock expired: its worker died, was stopped past the grace period, or Redis froze or failed over under it) before it fails; counted over the job's life. Higher rides out more outages; a job that kills its worker runs up to this many times more before it fails.",
+  ),
   shards: setting(
     'QUEUE_SHARDS',
     int(1, 256),

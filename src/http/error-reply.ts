@@ -3,12 +3,11 @@
  * API's error body {"error": {"code", "message", "field"?, "details"?}}. Domains throw outcomes
  * (src/errors.ts); this is the only place that knows their status codes.
  *
- * A dependency outage (the database or Redis unreachable, src/db/database-unavailable.ts and
- * src/redis/redis-unavailable.ts) is a 503; a busy database pool a 503 `database_busy`; anything
+ * A dependency outage (the database or Redis unreachable, as src/lib/dependency-down.ts decides
+ * for every part of the platform) is a 503; a busy database pool a 503 `database_busy`; anything
  * else unforeseen a 500 that carries the request id, so the error logged once at error level (the
  * `log` of the answer) is found from what the client saw.
  */
-import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 import {
   ConflictError,
   ForbiddenError,
@@ -20,7 +19,7 @@ import {
   UnauthenticatedError,
   UnavailableError,
 } from '../errors.js';
-import { isRedisUnavailable } from '../redis/redis-unavailable.js';
+import { dependencyDown } from '../lib/dependency-down.js';
 import { HttpError } from './http-error.js';
 
 export interface ErrorBody {
@@ -96,7 +95,7 @@ export function errorReply(err: unknown, requestId: string): ErrorReply {
     // A transaction could not get a connection, or ran out of time, while the database was busy.
     return { status: 503, body: errorBody('database_busy', 'the database is busy; try again shortly'), log: { level: 'warn', message: 'database busy' } };
   }
-  if (isDatabaseUnavailable(err) || isRedisUnavailable(err)) {
+  if (dependencyDown(err)) {
     return {
       status: 503,
       body: errorBody('dependency_unavailable', 'a required service is unavailable; try again shortly'),
