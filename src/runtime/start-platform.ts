@@ -6,11 +6,12 @@
  * while the workers finish or hand back their jobs), then the singleton tasks' leases are
  * released and the instance leaves the instance registry, then queues, Redis connections, the
  * database and finally the embedded services this process runs (run.ts gives the whole stop a
- * deadline; the services are stopped even when it passes). A service this process runs that is
- * down when the stop begins is restarted at once so the roles can hand back their jobs; if it
- * cannot be, the stop does not wait for the steps that need it (they could only wait for the
- * deadline). Every process, whatever its roles, runs the
- * coordination (src/coordination/coordination.ts): leases, shared config follower, registry heartbeat.
+ * deadline; the services are stopped even when it passes). An embedded service that is down
+ * when the stop begins is brought back at once, and the Redis connections are back, before the
+ * roles stop, so that they can hand back their jobs; the steps are not waited for once a service
+ * they need is lost (they could only wait for the deadline). Every process, whatever its roles,
+ * runs the coordination (src/coordination/coordination.ts): leases, shared config follower,
+ * registry heartbeat.
  */
 import { assertProductionSafe, describeConfig, loadConfig, type Config } from '../config/index.js';
 import type { PlatformContext, RoleHandle } from '../context.js';
@@ -68,6 +69,8 @@ interface StopStep {
 }
 
 const REDIS_READY_TIMEOUT_MS = 30_000;
+/** How long a stop waits for the Redis connections to come back after a restart (ioredis retries every 2 s at most). */
+const RECONNECT_MS = 5000;
 
 export async function startPlatform(options: StartOptions): Promise<PlatformHandle> {
   const config = options.config ?? loadConfig(options.env);
@@ -203,8 +206,14 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       stop: (stopOptions = {}) =>
         (stopping ??= (async () => {
           logger.info('stopping');
-          provided.hurry();
-          const work = runSteps();
+          const work = (async () => {
+            // An embedded service that is down comes back first (or is given up), and the Redis
+            // connections reconnect, before the roles stop: a BullMQ worker closed while its
+            // connection is down or reconnecting never closes (BullMQ #4656) and would wait out
+            // the grace period (a Ctrl-C right after the redis-server died took 35 s).
+            if (await provided.recover()) await connections.settled(RECONNECT_MS);
+            await runSteps();
+          })();
           // The steps end, or the deadline passes, or a service they need is lost (they would wait for the deadline).
           const lost = provided.lost.then((l) => l.service);
           const ended = stopOptions.deadlineMs === undefined ? work.then(() => true) : settlesWithin(work, stopOptions.deadlineMs);

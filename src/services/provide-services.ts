@@ -47,12 +47,22 @@ export interface ProvidedServices {
   embeddedStatus(): ServiceStatus[];
   /** Resolves when an embedded service this process runs could not be restarted; never otherwise. */
   lost: Promise<LostService>;
-  /** The process begins to stop: a service that is down is restarted at once or given up, not waited for (supervised-service.ts). */
-  hurry(): void;
+  /**
+   * The process begins to stop. Resolves true once the embedded services it uses answer (the owner
+   * restarts one that is down at once, without backoff: supervised-service.ts), false when it uses
+   * none, one is lost, or they do not answer within a few seconds. The roles should not begin to
+   * stop while a service is down: a worker's close needs Redis (start-platform.ts).
+   */
+  recover(): Promise<boolean>;
 }
 
+/** How long an attached process's stop waits for the owner's services to answer. */
+const ATTACHED_RECOVER_MS = 5000;
+/** Beyond the supervisors' stopping window, how long the owner's stop waits for its services to answer. */
+const RECOVER_SLACK_MS = 2000;
+
 /** For a process that runs no embedded service. */
-const UNSUPERVISED = { embeddedStatus: () => [], lost: new Promise<LostService>(() => undefined), hurry: () => undefined };
+const UNSUPERVISED = { embeddedStatus: () => [], lost: new Promise<LostService>(() => undefined) };
 
 /** Name of the database the embedded PostgreSQL serves the platform from. */
 export const EMBEDDED_DATABASE = 'platform';
@@ -71,6 +81,25 @@ export function configuredRedis(config: Config): RedisTarget | undefined {
   if (config.redis.clusterNodes) return { kind: 'cluster', nodes: parseClusterNodes(config.redis.clusterNodes) };
   if (config.redis.url) return { kind: 'single', url: config.redis.url };
   return undefined;
+}
+
+/** Polls `check` every 100 ms until it answers true (true) or 'lost' (false), or `timeoutMs` passes (false). */
+async function answersWithin(check: () => Promise<boolean | 'lost'>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await check();
+    if (answer !== false) return answer === true;
+    if (Date.now() > deadline) return false;
+    await sleep(100);
+  }
+}
+
+/** Whether the embedded services recorded in `state` (those of `need`) answer now. */
+async function embeddedAnswer(state: ServicesState, need: { needRedis: boolean; needDb: boolean }): Promise<boolean> {
+  return (
+    (!need.needRedis || (state.redis !== undefined && (await pingRedis(state.redis.port, state.redis.password)))) &&
+    (!need.needDb || (state.postgres !== undefined && (await postgresAnswers(state.postgres.url))))
+  );
 }
 
 async function postgresAnswers(url: string): Promise<boolean> {
@@ -111,7 +140,8 @@ export async function provideServices(
     redis: configuredRedis(config) ?? { kind: 'single' as const, url: '' },
     database: { url: config.database.url ?? '', poolSize: config.database.poolSize },
   };
-  if (!needRedis && !needDb) return { ...configured, ...UNSUPERVISED, embedded: 'none', stop: async () => undefined, signalStop: () => undefined };
+  if (!needRedis && !needDb)
+    return { ...configured, ...UNSUPERVISED, embedded: 'none', stop: async () => undefined, signalStop: () => undefined, recover: async () => false };
 
   const dataDir = config.derived.dataDir;
   const lock = lockDataDir(dataDir);
@@ -226,7 +256,14 @@ export async function provideServices(
       signalStop,
       embeddedStatus: () => supervised.map((s) => s.status()),
       lost: Promise.race(supervised.map((s) => s.lost)),
-      hurry: () => supervised.forEach((s) => s.hurry()),
+      recover: () => {
+        for (const s of supervised) s.hurry();
+        return answersWithin(async () => {
+          const statuses = supervised.map((s) => s.status());
+          if (statuses.some((s) => s.lost)) return 'lost';
+          return statuses.every((s) => s.up) && (await embeddedAnswer(state, { needRedis, needDb }));
+        }, policy.stoppingWindowMs + RECOVER_SLACK_MS);
+      },
     };
   } catch (err) {
     await stop();
@@ -270,6 +307,12 @@ async function attach(
           stop: async () => undefined,
           signalStop: () => undefined,
           ...UNSUPERVISED,
+          // Waits only while an owner runs the services (it may be restarting one): none does once it stopped.
+          recover: () =>
+            answersWithin(async () => {
+              const now = readServicesState(dataDir);
+              return now.owner === null ? 'lost' : embeddedAnswer(now, need);
+            }, ATTACHED_RECOVER_MS),
         };
       }
     }

@@ -23,7 +23,7 @@ describe('restart budget', () => {
   });
 
   it('starts a new episode when the service ran steadily since its last start', () => {
-    const budget = new RestartBudget({ attempts: 3, firstDelayMs: 100, maxDelayMs: 1000, steadyMs: 60_000 }, 0);
+    const budget = new RestartBudget({ ...DEFAULT_RESTART_POLICY, attempts: 3, firstDelayMs: 100, maxDelayMs: 1000, steadyMs: 60_000 }, 0);
     budget.died(70_000);
     expect(budget.next()).toBe(100);
     expect(budget.next()).toBe(200);
@@ -33,7 +33,7 @@ describe('restart budget', () => {
   });
 
   it('continues the episode when the service dies again soon after a restart (a crash loop)', () => {
-    const budget = new RestartBudget({ attempts: 3, firstDelayMs: 100, maxDelayMs: 1000, steadyMs: 60_000 }, 0);
+    const budget = new RestartBudget({ ...DEFAULT_RESTART_POLICY, attempts: 3, firstDelayMs: 100, maxDelayMs: 1000, steadyMs: 60_000 }, 0);
     budget.died(70_000);
     expect(budget.next()).toBe(100);
     budget.started(70_100);

@@ -12,6 +12,9 @@
  * PostgreSQL from starting again after its postmaster was killed: its orphaned backends still
  * hold the old shared memory until they notice and exit (they wait out a running statement,
  * bounded by DATABASE_STATEMENT_TIMEOUT_MS, 30 s by default).
+ *
+ * Once the process is stopping, the backoff no longer applies (supervised-service.ts): attempts
+ * come every `stoppingDelayMs` for at most `stoppingWindowMs`, so a stop is not held up for long.
  */
 export interface RestartPolicy {
   /** Attempts per episode; 0: give up at the first death. */
@@ -20,9 +23,19 @@ export interface RestartPolicy {
   maxDelayMs: number;
   /** Up this long after a start, the next death begins a new episode. */
   steadyMs: number;
+  /** While the process stops: the time between attempts, and how long it keeps trying. */
+  stoppingDelayMs: number;
+  stoppingWindowMs: number;
 }
 
-export const DEFAULT_RESTART_POLICY: RestartPolicy = { attempts: 8, firstDelayMs: 250, maxDelayMs: 8000, steadyMs: 60_000 };
+export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+  attempts: 8,
+  firstDelayMs: 250,
+  maxDelayMs: 8000,
+  steadyMs: 60_000,
+  stoppingDelayMs: 250,
+  stoppingWindowMs: 10_000,
+};
 
 export class RestartBudget {
   private used = 0;

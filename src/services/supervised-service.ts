@@ -6,16 +6,18 @@
  *
  * States:
  *   up ──the child exits unasked──▶ restarting ──a start answers──▶ up
- *   restarting ──the attempts of the episode are spent (restart-budget.ts)──▶ lost (final)
+ *   restarting ──the attempts of the episode are spent (restart-budget.ts), or the process
+ *                 stops and the stopping window passes──▶ lost (final)
  *   any ──stop()──▶ stopped (final)
  *
  * Each death, failed attempt and restart is logged; `lost` resolves once the service is given
  * up, and the process must then stop (run.ts): a process running without its database or Redis
  * would look alive to a liveness probe while doing nothing.
  *
- * During the process's stop (`hurry()`) there is no more backoff: a service that is down gets one
- * attempt at once, so the roles can still hand back their jobs; if that fails it is lost at once,
- * and the stop does not wait for work that needs it.
+ * During the process's stop (`hurry()`) there is no more backoff: a service that is down is tried
+ * at once and then at short intervals (the policy's stopping window, 10 s), so the roles can still
+ * hand back their jobs; past the window it is lost, and the stop does not wait for work that needs
+ * it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { toError } from '../errors.js';
@@ -49,6 +51,8 @@ export interface LostService {
 export interface ServiceStatus {
   service: EmbeddedServiceName;
   up: boolean;
+  /** Given up: it will not come back. */
+  lost: boolean;
   /** Restarts that brought the service back since this process started it. */
   restarts: number;
 }
@@ -81,7 +85,10 @@ export class SupervisedService {
   private restarting: Promise<void> | undefined;
   /** Ends the current backoff wait early (hurry, stop). */
   private wake: AbortController | undefined;
-  private hurried = false;
+  /** When the process began to stop (hurry()). */
+  private hurriedAt: number | undefined;
+  /** Attempts of the current episode, for the log. */
+  private attempts = 0;
   private resolveLost!: (lost: LostService) => void;
   /** Resolves when the service is given up; never otherwise. */
   readonly lost = new Promise<LostService>((resolve) => (this.resolveLost = resolve));
@@ -96,12 +103,12 @@ export class SupervisedService {
   }
 
   status(): ServiceStatus {
-    return { service: this.options.service, up: this.state === 'up', restarts: this.restarts };
+    return { service: this.options.service, up: this.state === 'up', lost: this.state === 'lost', restarts: this.restarts };
   }
 
-  /** The process is stopping: no more backoff; a service that is down gets one attempt now, then is given up. */
+  /** The process is stopping: no more backoff (see the header). */
   hurry(): void {
-    this.hurried = true;
+    this.hurriedAt ??= Date.now();
     this.wake?.abort();
   }
 
@@ -137,18 +144,17 @@ export class SupervisedService {
   }
 
   private async restart(diedAt: number): Promise<void> {
-    const { service, label, logFile, logger } = this.options;
+    const { service, label, logFile, logger, policy } = this.options;
     this.budget.died(diedAt);
-    let triedSinceHurry = false;
+    if (this.budget.spent === 0) this.attempts = 0; // a new episode
     let lastError: Error = new Error(`${label} exited`);
     for (;;) {
       if (this.stopped()) return;
-      const delay = this.hurried && triedSinceHurry ? undefined : this.budget.next();
+      const delay = this.nextDelay(policy, diedAt);
       if (delay === undefined) return this.giveUp(lastError);
-      if (!this.hurried) await this.pause(delay);
+      await this.pause(delay);
       if (this.stopped()) return;
-      if (this.hurried) triedSinceHurry = true;
-      const attempt = this.budget.spent;
+      const attempt = ++this.attempts;
       try {
         const child = await this.options.start();
         if (this.stopped()) {
@@ -163,12 +169,16 @@ export class SupervisedService {
         return;
       } catch (err) {
         lastError = toError(err);
-        logger?.warn(
-          { service, attempt, err: summary(lastError), log: logFile },
-          `embedded ${label} did not start again; ${this.hurried ? 'giving up (the process is stopping)' : 'trying again'}`,
-        );
+        logger?.warn({ service, attempt, err: summary(lastError), log: logFile }, `embedded ${label} did not start again; trying again`);
       }
     }
+  }
+
+  /** The wait before the next attempt, or undefined to give up: the budget's backoff, or while the process stops the short stopping delay within its window. */
+  private nextDelay(policy: RestartPolicy, diedAt: number): number | undefined {
+    if (this.hurriedAt === undefined) return this.budget.next();
+    if (Date.now() - Math.max(this.hurriedAt, diedAt) > policy.stoppingWindowMs) return undefined;
+    return this.attempts === 0 ? 0 : policy.stoppingDelayMs;
   }
 
   /** Whether stop() was called (read after each wait: it changes meanwhile). */
@@ -177,6 +187,7 @@ export class SupervisedService {
   }
 
   private async pause(ms: number): Promise<void> {
+    if (ms <= 0) return;
     this.wake = new AbortController();
     await sleep(ms, undefined, { signal: this.wake.signal }).catch(() => undefined);
     this.wake = undefined;
@@ -185,7 +196,7 @@ export class SupervisedService {
   private giveUp(error: Error): void {
     if (this.stopped()) return;
     this.state = 'lost';
-    const attempts = this.budget.spent;
+    const attempts = this.attempts;
     this.options.logger?.error(
       { service: this.options.service, attempts, err: summary(error), log: this.options.logFile },
       `embedded ${this.options.label} could not be restarted; read ${this.options.logFile}`,

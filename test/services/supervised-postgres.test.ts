@@ -12,6 +12,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startPostgresServer } from '../../src/services/postgres-server-process.js';
+import { DEFAULT_RESTART_POLICY } from '../../src/services/restart-budget.js';
 import { SupervisedService } from '../../src/services/supervised-service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -41,7 +42,7 @@ describe('a supervised PostgreSQL', () => {
         label: 'PostgreSQL',
         logFile: path.join(first.dir, 'server.log'),
         start: () => startPostgresServer({ ...options, port: first.port, existingOnly: true }),
-        policy: { attempts: 8, firstDelayMs: 100, maxDelayMs: 1000, steadyMs: 60_000 },
+        policy: { ...DEFAULT_RESTART_POLICY, firstDelayMs: 100, maxDelayMs: 1000 },
         logger: pino({ level: 'info' }, sink),
       },
       first,
@@ -75,7 +76,7 @@ describe('a supervised PostgreSQL', () => {
     // The first attempts met the old shared memory; the server's log says so.
     expect(lines.filter((l) => l.msg.includes('did not start again')).length).toBeGreaterThan(0);
     expect(readFileSync(path.join(first.dir, 'server.log'), 'utf8')).toMatch(/pre-existing shared memory block .* is still in use/);
-    expect(service.status()).toEqual({ service: 'postgres', up: true, restarts: 1 });
+    expect(service.status()).toEqual({ service: 'postgres', up: true, lost: false, restarts: 1 });
 
     const after = new pg.Client({ connectionString: first.adminUrl });
     await after.connect();

@@ -17,12 +17,12 @@ import { pino } from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { isPortFree } from '../../src/services/free-port.js';
 import { pingRedis, startRedisServer, type RedisServerProcess } from '../../src/services/redis-server-process.js';
-import type { RestartPolicy } from '../../src/services/restart-budget.js';
+import { DEFAULT_RESTART_POLICY, type RestartPolicy } from '../../src/services/restart-budget.js';
 import { SupervisedService, type SupervisedServiceOptions } from '../../src/services/supervised-service.js';
 import { waitFor } from '../support/wait.js';
 
 const PASSWORD = 'supervised-test-password';
-const QUICK: RestartPolicy = { attempts: 3, firstDelayMs: 20, maxDelayMs: 100, steadyMs: 60_000 };
+const QUICK: RestartPolicy = { ...DEFAULT_RESTART_POLICY, attempts: 3, firstDelayMs: 20, maxDelayMs: 100, stoppingDelayMs: 20, stoppingWindowMs: 300 };
 
 interface Line {
   level: number;
@@ -88,7 +88,7 @@ describe('a supervised redis-server', () => {
       expect(await currentPid(port)).not.toBe(first.pid);
       // The same client, reconnected by itself to the same port, finds the data (AOF).
       expect(await client.get('kept')).toBe('across the crash');
-      expect(service.status()).toEqual({ service: 'redis', up: true, restarts: 1 });
+      expect(service.status()).toEqual({ service: 'redis', up: true, lost: false, restarts: 1 });
       const died = lines.find((l) => l.msg.includes('exited unexpectedly'));
       expect(died).toMatchObject({ level: 50, service: 'redis', pid: first.pid, signal: 'SIGKILL' });
       expect(lines.find((l) => l.msg === 'embedded redis-server restarted')).toMatchObject({ service: 'redis', attempt: 1 });
@@ -118,7 +118,7 @@ describe('a supervised redis-server', () => {
       process.kill(await currentPid(port), 'SIGKILL');
     }
     expect((await service.lost).attempts).toBe(QUICK.attempts);
-    expect(service.status()).toEqual({ service: 'redis', up: false, restarts: QUICK.attempts });
+    expect(service.status()).toEqual({ service: 'redis', up: false, lost: true, restarts: QUICK.attempts });
   });
 
   it('once the process stops, tries a server that is down at once instead of after the backoff', async () => {
@@ -131,14 +131,17 @@ describe('a supervised redis-server', () => {
     expect(await pingRedis(port, PASSWORD)).toBe(true);
   });
 
-  it('once the process stops, gives a server that cannot start one attempt, then gives it up', async () => {
-    const { service, first } = await supervised({ ...QUICK, firstDelayMs: 600_000, maxDelayMs: 600_000 }, (port, d) =>
+  it('once the process stops, tries a server that cannot start at short intervals within the stopping window, then gives it up', async () => {
+    const { service, first, lines } = await supervised({ ...QUICK, firstDelayMs: 600_000, maxDelayMs: 600_000 }, (port, d) =>
       startRedisServer({ dir: d, password: PASSWORD, detached: true, port, bin: '/bin/false' }),
     );
     await first.kill();
     await waitFor(() => !service.status().up, { message: 'seen down' });
     service.hurry();
-    expect((await service.lost).attempts).toBe(1);
+    const lost = await service.lost;
+    // More than the one attempt the backoff would have allowed by now, all of them failed.
+    expect(lost.attempts).toBeGreaterThan(1);
+    expect(lines.filter((l) => l.msg.includes('did not start again'))).toHaveLength(lost.attempts);
   });
 
   it('stopped during the backoff, starts nothing more', async () => {
@@ -147,6 +150,6 @@ describe('a supervised redis-server', () => {
     await waitFor(() => lines.some((l) => l.msg.includes('exited unexpectedly')), { message: 'death seen' });
     await service.stop();
     expect(await isPortFree(port)).toBe(true);
-    expect(service.status()).toEqual({ service: 'redis', up: false, restarts: 0 });
+    expect(service.status()).toEqual({ service: 'redis', up: false, lost: false, restarts: 0 });
   });
 });
