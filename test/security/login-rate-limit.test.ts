@@ -136,7 +136,10 @@ describe('login rate limit with AUTH_FAIL_OPEN while Redis is down', () => {
   let t: TestPlatform;
 
   beforeAll(async () => {
-    t = await startTestPlatform({ roles: ['api'], env: { AUTH_FAIL_OPEN: 'true', LOGIN_RATE_LIMIT_MAX: String(LIMIT), HTTP_TRUSTED_PROXIES: '127.0.0.1,::1' } });
+    t = await startTestPlatform({
+      roles: ['api'],
+      env: { AUTH_FAIL_OPEN: 'true', LOGIN_RATE_LIMIT_MAX: String(LIMIT), HTTP_TRUSTED_PROXIES: '127.0.0.1,::1' },
+    });
   });
   afterAll(() => t?.stop());
 
