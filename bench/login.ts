@@ -8,17 +8,20 @@
  *   baseline      the probes alone;
  *   one address   waves of 400 concurrent logins, each with another unknown user name, from one
  *                 client address (the finding: they cost 400 bcrypt checks on the event loop);
- *   many addresses 400 clients logging in back to back, each attempt from a fresh address, so
- *                 every attempt passes the per-address limits and the password threads are full
- *                 all the time (the excess is answered 429 `login_busy`).
+ *   many addresses the same waves, each login from a fresh address, so every attempt passes the
+ *                 per-address limits and the password threads are full all the time (what does
+ *                 not fit their wait line is answered 429 `login_busy`).
  *
  * Printed per phase: p50/p99/max of each probe, login answers by status, the password checks
- * made (wp_auth_password_checks_total), and the lease-lost / heartbeat-failed lines logged.
+ * made (wp_auth_password_checks_total), the CPU time of the platform's event loop thread (per
+ * request answered) and of its password threads (found by their niceness, PASSWORD_THREAD_NICE),
+ * and the lease-lost / heartbeat-failed lines logged.
  */
 import http from 'node:http';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { PASSWORD_THREAD_NICE } from '../src/auth/password-hasher.js';
 import { freePort } from '../src/services/free-port.js';
 import { adminClient, removeDataDir, startProduct } from '../test/e2e/support/product.js';
 import { percentile } from './stats.js';
@@ -42,6 +45,36 @@ function request(agent: http.Agent, url: URL, options: { method?: string; header
     req.on('error', () => resolve({ status: 0, ms: performance.now() - t0 }));
     req.end(options.body);
   });
+}
+
+/** The platform process `npm start` runs (workers/all.ts, the launcher's child). */
+function platformPid(launcher: number): number {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+      if (ppid === launcher && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('workers/all.ts')) return Number(entry);
+    } catch {
+      /* gone */
+    }
+  }
+  throw new Error(`no platform process under ${launcher}`);
+}
+
+/** CPU time (user + system, ms) of a process's event loop thread and of its password threads, from /proc. */
+function threadCpuMs(pid: number): { loop: number; password: number } {
+  const out = { loop: 0, password: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const ms = (Number(f[11]) + Number(f[12])) * 10;
+      if (Number(tid) === pid) out.loop += ms;
+      else if (Number(f[16]) === PASSWORD_THREAD_NICE) out.password += ms;
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
 }
 
 function summary(xs: number[]): string {
@@ -75,6 +108,7 @@ async function main(): Promise<void> {
         .filter((l) => l.startsWith('wp_auth_password_checks_total{'))
         .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
     };
+    const pid = platformPid(product.pid);
     const badLines = () => product.lines().filter((l) => /lease lost|heartbeat failed/.test(l.msg)).length;
     let unique = 0;
     const login = (address: string) =>
@@ -88,6 +122,7 @@ async function main(): Promise<void> {
     async function phase(name: string, flood?: (running: () => boolean) => Promise<Answer[]>): Promise<void> {
       const checksBefore = await checks();
       const linesBefore = badLines();
+      const cpuBefore = threadCpuMs(pid);
       const until = performance.now() + PHASE_MS;
       const running = () => performance.now() < until;
       const probe = async (p: string, headers: Record<string, string> = {}) => {
@@ -101,6 +136,9 @@ async function main(): Promise<void> {
         return { ms, statuses };
       };
       const [health, feeds, logins] = await Promise.all([probe('/healthz'), probe('/api/feeds', auth), flood ? flood(running) : Promise.resolve([])]);
+      const cpu = threadCpuMs(pid);
+      const requests = health.ms.length + feeds.ms.length + logins.length;
+      const loopMs = cpu.loop - cpuBefore.loop;
       console.log(`\n${name}`);
       console.log(`  GET /healthz    ${summary(health.ms)}  statuses ${[...health.statuses].join(',')}`);
       console.log(`  GET /api/feeds  ${summary(feeds.ms)}  statuses ${[...feeds.statuses].join(',')}`);
@@ -108,6 +146,9 @@ async function main(): Promise<void> {
         console.log(`  logins          ${logins.length} answered (${counts(logins)}); login latency ${summary(logins.map((a) => a.ms))}`);
         console.log(`  password checks ${(await checks()) - checksBefore}`);
       }
+      console.log(
+        `  CPU            event loop ${loopMs} ms (${((loopMs * 1000) / requests).toFixed(0)} µs per request answered), password threads ${cpu.password - cpuBefore.password} ms`,
+      );
       console.log(`  lease lost / heartbeat failed lines: ${badLines() - linesBefore}`);
     }
 
@@ -124,13 +165,9 @@ async function main(): Promise<void> {
     });
     let next = 0;
     const fresh = () => `10.${(++next >> 16) & 255}.${(next >> 8) & 255}.${next & 255}`;
-    await phase(`many addresses: ${FLOOD} clients logging in back to back, a fresh address each attempt`, async (running) => {
+    await phase(`many addresses: waves of ${FLOOD} concurrent logins, each from a fresh address`, async (running) => {
       const all: Answer[] = [];
-      await Promise.all(
-        Array.from({ length: FLOOD }, async () => {
-          while (running()) all.push(await login(fresh()));
-        }),
-      );
+      while (running()) all.push(...(await Promise.all(Array.from({ length: FLOOD }, () => login(fresh())))));
       return all;
     });
     await phase('baseline again');

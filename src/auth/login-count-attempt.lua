@@ -5,7 +5,8 @@
 -- ARGV[3] windowSeconds  a window's length, from its first attempt
 -- Counts one attempt when both counts are below their limits (INCR both; a window's expiry on its
 -- first attempt); when either is at its limit counts nothing, so a count is the password checks
--- made. Returns {1, 0} when counted, {0, seconds until the exceeded window ends} when refused.
+-- made. Returns {1, 0, 0} when counted, {0, seconds until the exceeded window ends, 1 when the
+-- address itself is at its limit (else 0)} when refused.
 local window = tonumber(ARGV[3])
 local function ttl(key)
   local t = redis.call('TTL', key)
@@ -17,11 +18,15 @@ local function ttl(key)
   return math.max(1, t) -- TTL rounds: under half a second left reads 0
 end
 local wait = 0
+local spent = 0
 local address = tonumber(redis.call('GET', KEYS[1]) or '0')
-if address >= tonumber(ARGV[1]) then wait = ttl(KEYS[1]) end
+if address >= tonumber(ARGV[1]) then
+  wait = ttl(KEYS[1])
+  spent = 1
+end
 local pair = tonumber(redis.call('GET', KEYS[2]) or '0')
 if pair >= tonumber(ARGV[2]) then wait = math.max(wait, ttl(KEYS[2])) end
-if wait > 0 then return {0, wait} end
+if wait > 0 then return {0, wait, spent} end
 if redis.call('INCR', KEYS[1]) == 1 then redis.call('EXPIRE', KEYS[1], window) end
 if redis.call('INCR', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], window) end
-return {1, 0}
+return {1, 0, 0}

@@ -11,6 +11,12 @@
  * allowance. There is no account-wide lock: failures from one address never lock the account out
  * for another address.
  *
+ * An address Redis found at its limit is remembered here until its window ends (at most
+ * SPENT_ADDRESSES of them): its further attempts are refused without a round trip, so a flood from
+ * one address costs Redis one script per attempt only until the first refusal comes back. (What
+ * that may refuse that Redis would not: an attempt after a login that was already under way when
+ * the limit was reached succeeded and gave its attempt back; the address waits out its window.)
+ *
  * Redis down: fail secure (503, no login) unless AUTH_FAIL_OPEN=true, which counts in this
  * process's memory instead (login-attempt-counts.ts) until Redis answers again.
  */
@@ -28,10 +34,15 @@ const COUNT_ATTEMPT = RedisScript.load('login-count-attempt', new URL('./login-c
   args: ['addressMax', 'pairMax', 'windowSeconds'],
 });
 
+/** Spent addresses remembered at most; past that the oldest is forgotten (Redis still refuses it). */
+export const SPENT_ADDRESSES = 10_000;
+
 const GIVE_BACK = RedisScript.load('login-give-back', new URL('./login-give-back.lua', import.meta.url), { keys: ['address', 'pair'], args: [] });
 
 export class LoginRateLimit {
   private readonly memory: LoginAttemptCounts;
+  /** Address → when its window ends (ms), for addresses Redis found at the address limit. */
+  private readonly spent = new Map<string, number>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -49,14 +60,22 @@ export class LoginRateLimit {
 
   /** Counts an attempt of `username` from `address` (see client-address.ts); allowed while within both limits. */
   async count(username: string, address: string): Promise<AttemptVerdict> {
+    const spentUntil = this.spent.get(address);
+    if (spentUntil !== undefined) {
+      const left = spentUntil - this.now();
+      if (left > 0) return { allowed: false, retryAfterSeconds: Math.ceil(left / 1000) };
+      this.spent.delete(address);
+    }
     const keys = this.keysOf(username, address);
     try {
-      const [counted, wait] = await COUNT_ATTEMPT.run<[number, number]>(this.redis, keys, {
+      const [counted, wait, addressSpent] = await COUNT_ATTEMPT.run<[number, number, number]>(this.redis, keys, {
         addressMax: this.limits.addressMax,
         pairMax: this.limits.pairMax,
         windowSeconds: this.limits.windowSeconds,
       });
-      return counted === 1 ? { allowed: true } : { allowed: false, retryAfterSeconds: Math.max(1, wait) };
+      if (counted === 1) return { allowed: true };
+      if (addressSpent === 1) this.remember(address, wait);
+      return { allowed: false, retryAfterSeconds: Math.max(1, wait) };
     } catch (err) {
       if (!this.usesMemory(err, 'the login rate limit cannot be checked')) throw err;
       return this.memory.count(keys.address, keys.pair, this.now());
@@ -72,6 +91,11 @@ export class LoginRateLimit {
       if (!this.usesMemory(err, 'the login rate limit cannot be updated')) throw err;
       this.memory.giveBack(keys.address, keys.pair, this.now());
     }
+  }
+
+  private remember(address: string, waitSeconds: number): void {
+    if (this.spent.size >= SPENT_ADDRESSES && !this.spent.has(address)) this.spent.delete(this.spent.keys().next().value!);
+    this.spent.set(address, this.now() + waitSeconds * 1000);
   }
 
   /** True when Redis is down and AUTH_FAIL_OPEN lets the memory counts stand in; throws 503 when down and failing secure. */

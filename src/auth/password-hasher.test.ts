@@ -1,6 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import bcrypt from 'bcryptjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PasswordChecksBusyError, PasswordHasher } from './password-hasher.js';
+import { PASSWORD_THREAD_NICE, PasswordChecksBusyError, PasswordHasher } from './password-hasher.js';
 import { DUMMY_HASH } from './passwords.js';
 
 describe('PasswordHasher', () => {
@@ -52,6 +53,14 @@ describe('PasswordHasher', () => {
     await expect(running).rejects.toThrow(/exited/);
     expect(await waiting).toBe(true);
     expect(await hasher.compare('pw', hash)).toBe(true);
+  });
+
+  it('runs its threads below the event loop (nice PASSWORD_THREAD_NICE) on Linux', async () => {
+    hasher = new PasswordHasher({ threads: 1, queueMax: 1, waitMs: 30_000 });
+    await hasher.compare('pw', DUMMY_HASH);
+    const nices = readdirSync('/proc/self/task').map((tid) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+    // The first task is the process's main thread; one of the others is the password thread.
+    expect(Math.max(...nices.slice(1))).toBeGreaterThanOrEqual(Math.max(PASSWORD_THREAD_NICE, nices[0]!));
   });
 
   it('refuses checks once closed', async () => {

@@ -13,6 +13,10 @@
  *   valid. Not a native bcrypt in libuv's pool: that pool (4 threads) is shared with WebCrypto
  *   (token signatures), fs and DNS, which a login flood would then stall instead.
  *
+ * On Linux the threads run at nice PASSWORD_THREAD_NICE (10): when the CPUs are short, the kernel
+ * gives the event loop (and Redis, PostgreSQL) the time first, so a flood of checks slows logins,
+ * not every other request. (A thread that cannot lower its priority runs as it is.)
+ *
  * The threads start on first use and are unref'd (they never keep a process alive); a thread
  * that dies fails the check it ran and is replaced by the next check. `close()` ends them.
  */
@@ -44,6 +48,11 @@ type Reply = { result: string | boolean } | { error: string };
 const THREAD_CODE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const bcrypt = require(workerData.bcryptjs);
+try {
+  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+  const os = require('node:os');
+  if (tid > 0) os.setPriority(tid, Math.max(os.getPriority(tid), workerData.nice));
+} catch {}
 parentPort.on('message', (task) => {
   let reply;
   try {
@@ -56,6 +65,9 @@ parentPort.on('message', (task) => {
 `;
 
 const BCRYPTJS_PATH = createRequire(import.meta.url).resolve('bcryptjs');
+
+/** The threads' niceness (0 normal, 19 lowest): below the event loop's. */
+export const PASSWORD_THREAD_NICE = 10;
 
 interface Thread {
   worker: Worker;
@@ -148,7 +160,7 @@ export class PasswordHasher {
   }
 
   private spawn(): Thread {
-    const worker = new Worker(THREAD_CODE, { eval: true, workerData: { bcryptjs: BCRYPTJS_PATH }, name: 'password-hasher' });
+    const worker = new Worker(THREAD_CODE, { eval: true, workerData: { bcryptjs: BCRYPTJS_PATH, nice: PASSWORD_THREAD_NICE }, name: 'password-hasher' });
     worker.unref();
     const thread: Thread = { worker };
     worker.on('message', (reply: Reply) => {

@@ -25,6 +25,12 @@ import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 
 const LIMIT = 10;
 const ADDRESS_LIMIT = 20;
+/**
+ * Every counted attempt waits for its password check, however slow the machine: an attempt
+ * refused as `login_busy` (password-hasher.test.ts) gives its attempt back, which would leave the
+ * address less spent than these tests expect.
+ */
+const EVERY_CHECK_WAITS = { AUTH_PASSWORD_QUEUE_MAX: '1000', AUTH_PASSWORD_WAIT_MS: '60000' };
 
 describe('login rate limit under parallel attempts', () => {
   let t: TestPlatform;
@@ -38,6 +44,7 @@ describe('login rate limit under parallel attempts', () => {
         LOGIN_RATE_LIMIT_MAX: String(LIMIT),
         LOGIN_RATE_LIMIT_ADDRESS_MAX: String(ADDRESS_LIMIT),
         HTTP_TRUSTED_PROXIES: '127.0.0.1,::1',
+        ...EVERY_CHECK_WAITS,
       },
     });
     anon = t.api.withToken(undefined);
@@ -138,7 +145,7 @@ describe('login rate limit with AUTH_FAIL_OPEN while Redis is down', () => {
   beforeAll(async () => {
     t = await startTestPlatform({
       roles: ['api'],
-      env: { AUTH_FAIL_OPEN: 'true', LOGIN_RATE_LIMIT_MAX: String(LIMIT), HTTP_TRUSTED_PROXIES: '127.0.0.1,::1' },
+      env: { AUTH_FAIL_OPEN: 'true', LOGIN_RATE_LIMIT_MAX: String(LIMIT), HTTP_TRUSTED_PROXIES: '127.0.0.1,::1', ...EVERY_CHECK_WAITS },
     });
   });
   afterAll(() => t?.stop());
