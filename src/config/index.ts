@@ -82,6 +82,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (err) {
     throw new ConfigError('WORKER_SHARDS', (err as Error).message);
   }
+  if (config.http.trustedProxies.length && config.http.trustProxy > 1) {
+    throw new ConfigError('HTTP_TRUST_PROXY', 'a hop count and HTTP_TRUSTED_PROXIES are both set: use one of them (HTTP_TRUSTED_PROXIES preferred)');
+  }
   if (config.redis.url && config.redis.clusterNodes) {
     throw new ConfigError('REDIS_CLUSTER_NODES', 'set either REDIS_URL or REDIS_CLUSTER_NODES, not both');
   }
