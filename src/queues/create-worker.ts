@@ -11,11 +11,17 @@
  *                    wp_jobs_delayed_total, not as a failure)
  *   anything else  → failure; BullMQ retries with backoff until the attempts run out
  *
+ * Fleet view: every Worker is named `<role>@<instance id>` (workerName); BullMQ names the worker's
+ * blocking connection after it, so Bull Board's Workers panel of a queue lists the processes
+ * serving it, and records it as each job's processedBy. BullMQ's worker metrics are on (jobs
+ * completed and failed per minute, kept two weeks): Bull Board's throughput graphs.
+ *
  * Shutdown: stop taking jobs, let active ones finish within the grace period, then close the
  * connections. A job still running after the grace period keeps its lock only until the lock
  * expires; the stalled-job check of any other worker then hands it out again, so nothing is lost.
  */
-import { DelayedError, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
+import os from 'node:os';
+import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { Config } from '../config/index.js';
 import { BlockedError, PermanentError, toError } from '../errors.js';
 import { settlesWithin } from '../lib/timeout.js';
@@ -35,6 +41,8 @@ export interface WorkerDeps {
   logger: Logger;
   /** The queue layout (QUEUE_SHARDS); default: one partition on a single Redis. */
   queues?: { layout: QueueLayout };
+  /** This process in the cluster (INSTANCE_ID); names its workers. Default: <hostname>-<pid>, as the config's. */
+  instanceId?: string;
 }
 
 export interface JobContext {
@@ -68,6 +76,14 @@ export interface PlatformWorker {
   readonly workers: Worker[];
   /** Stops intake, waits up to the grace period for active jobs, closes. Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * The name of a process's workers of one queue: `<role>@<instance id>` (`feeds@web-1-4242`). Redis
+ * refuses a connection name with spaces or anything but printable ASCII: those become `_`.
+ */
+export function workerName(role: string, instanceId: string): string {
+  return `${role}@${instanceId}`.replace(/[^\x21-\x7e]/g, '_');
 }
 
 /** After the grace period, how long a forced close may take before the worker is left behind. */
@@ -139,6 +155,7 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
   const targets = layout.consumed(key);
   const currentCount = Math.max(1, targets.filter((t) => t.current).length);
   const concurrency = Math.max(1, Math.ceil((settings.concurrency ?? q.workerConcurrency) / currentCount));
+  const name = workerName(def.role, deps.instanceId ?? `${os.hostname()}-${process.pid}`);
   const workers = targets.map((target) => {
     const worker = new Worker<PayloadOf<K>, R>(target.name, wrap(target), {
       connection: deps.connections.create('bullmq', `worker:${target.name}`),
@@ -147,6 +164,8 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
       lockDuration: settings.lockDurationMs ?? q.lockDurationMs,
       stalledInterval: q.stalledIntervalMs,
       autorun: settings.autorun ?? true,
+      name,
+      metrics: { maxDataPoints: MetricsTime.TWO_WEEKS },
       ...settings.bullmq,
     });
     // A Redis outage makes the worker emit 'error' at every reconnect attempt; the outage itself is
