@@ -23,11 +23,12 @@ export async function startApiRole(ctx: PlatformContext): Promise<ApiRoleHandle>
   const { auth, accounts } = wiredAuth;
   await accounts.ensureAdmin(config.auth.adminUsername, config.auth.adminPassword);
   if (config.core.nodeEnv === 'production') await accounts.disableExamplePasswords(EXAMPLE_ADMIN_PASSWORD);
+  const services = wireApi(ctx, wiredAuth);
   const app = createApp({
     logger: ctx.logger.child({ role: 'api' }),
     metrics: ctx.metrics,
     auth,
-    routes: allRoutes(wireApi(ctx, wiredAuth)),
+    routes: allRoutes(services),
     probes: [
       { name: 'redis', check: async () => (await ctx.redis.ping()) === 'PONG' },
       { name: 'database', check: () => ctx.db.ping() },
@@ -37,7 +38,8 @@ export async function startApiRole(ctx: PlatformContext): Promise<ApiRoleHandle>
     metricsPublic: config.http.metricsPublic,
     ...(config.http.metricsToken ? { metricsToken: config.http.metricsToken } : {}),
     accessLog: config.http.accessLog,
-    mounts: [bullBoardMount({ queues: ctx.queues.all(), cookieSecure: config.auth.cookieSecure })],
+    // Bull Board's buttons go through the same job console as the REST routes.
+    mounts: [bullBoardMount({ queues: ctx.queues, jobs: services.jobs, cookieSecure: config.auth.cookieSecure, bodyLimit: config.http.bodyLimit })],
   });
   const server = await listen(app, config.http.host, config.http.port, config.http.shutdownGraceMs, ctx.logger.child({ role: 'api' }));
   return {

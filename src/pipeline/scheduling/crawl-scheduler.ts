@@ -15,6 +15,7 @@
  * the task's own id to its derived successor, so each of them may run any number of times.
  */
 import type { Job, Queue } from 'bullmq';
+import { InvalidStateError } from '../../errors.js';
 import type { Logger } from '../../logging/logger.js';
 import { PENDING_STATES, QUEUED_STATES } from '../../queues/job-states.js';
 import type { QueueRegistry } from '../../queues/registry.js';
@@ -297,6 +298,26 @@ export class CrawlScheduler {
     const current = await this.crawlNow(ip);
     await job.remove().catch(() => undefined);
     return { jobId, status: 'crawl_now', taskId: current.taskId, crawl: current.status };
+  }
+
+  /**
+   * An operator runs a delayed crawl now (Bull Board's promote, the job console): when it is its
+   * IP's current link the IP crawls now through crawlNow, recorded as its next crawl. A delayed
+   * crawl that is not (an orphan the reconciliation removes: its IP moved on, or stopped) is
+   * refused rather than run beside the chain.
+   */
+  async promote(taskId: string): Promise<{ status: CrawlNowStatus; taskId: string }> {
+    const ipId = ipIdOfTask(taskId);
+    const ip = ipId === undefined ? undefined : await this.deps.ips.find(ipId);
+    if (!ip?.active || (await this.chain.current(ip.id)) !== taskId)
+      throw new InvalidStateError(
+        'not_in_chain',
+        `crawl "${taskId}" is not its IP's current crawl; the reconciliation removes it (POST /api/ips/:id/crawl crawls an IP now)`,
+        {
+          field: 'id',
+        },
+      );
+    return this.crawlNow(ip);
   }
 
   /** Stops an IP's crawls: its chain entry goes, and its pending job with it (a running one finishes, unscheduled). */
