@@ -75,6 +75,13 @@ export interface SchedulerDeps {
   caches: Pick<PipelineCaches, 'invalidateIp'>;
 }
 
+/** A crawl as the API shows it: `finishing` when its job is gone (removed on completion) but its chain has not moved yet. */
+export interface CrawlView {
+  taskId: string;
+  state: string;
+  dueAt?: string;
+}
+
 /** IP detail caches invalidated at once when many IPs' next crawls are recorded together. */
 const INVALIDATE_CHUNK = 100;
 
@@ -352,9 +359,14 @@ export class CrawlScheduler {
   }
 
   /** The IP's current crawl: task id, state and (when delayed) its due time. */
-  async currentCrawl(ipId: number): Promise<{ taskId: string; state: string; dueAt?: string } | null> {
+  /** The IP's current link: its task id, the job's state, and when it is due while delayed. */
+  async currentCrawl(ipId: number): Promise<CrawlView | null> {
     const taskId = await this.chain.current(ipId);
-    if (!taskId) return null;
+    return taskId ? this.crawlView(taskId) : null;
+  }
+
+  /** One crawl task's view (as currentCrawl), whether or not it is still its IP's current link. */
+  async crawlView(taskId: string): Promise<CrawlView> {
     const queue = await this.crawlQueueOf(taskId);
     const state = await queue.getJobState(taskId);
     let dueAt: string | undefined;
@@ -365,11 +377,11 @@ export class CrawlScheduler {
     return { taskId, state: state === 'unknown' ? 'finishing' : state, ...(dueAt ? { dueAt } : {}) };
   }
 
-  /** Writes the planned next crawl times to the IPs (informational; the job's delay is the truth). */
   /**
-   * Records the IPs' next crawls (ips.next_crawl_at) and invalidates their cached details, so that
-   * no path that moves a chain (a result, a crawl that failed for good, a trigger, a replay, the
-   * reconciliation) leaves GET /api/ips/:id stale for the cache's TTL.
+   * Records the IPs' next crawls (ips.next_crawl_at; informational, the job's delay is the truth)
+   * and invalidates their cached details, so that no path that moves a chain (a result, a crawl
+   * that failed for good, a trigger, a replay, the reconciliation) leaves GET /api/ips/:id stale
+   * for the cache's TTL.
    */
   async recordNextCrawl(entries: readonly { ipId: number; dueAt: number }[]): Promise<void> {
     await this.deps.ips.recordNextCrawl(entries);
