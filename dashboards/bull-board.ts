@@ -11,19 +11,22 @@
  *
  * It is an express app mounted beside the API's dispatcher for every path under /admin
  * (src/http/express-mount.ts); the request wrapper gives its answers their request id and
- * security headers and maps the errors it passes on (JSON 401/403/500).
+ * security headers and maps the errors it passes on (JSON 401/403/500, 503 for an outage).
  */
 import express, { type Request, type Response } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { errorHandler as boardErrorHandler } from '@bull-board/api/dist/handlers/error.js';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import { roleAllows } from '../src/auth/roles.js';
+import { isDatabaseUnavailable } from '../src/db/database-unavailable.js';
 import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../src/errors.js';
 import { cookieToken, SESSION_COOKIE } from '../src/http/authenticate.js';
 import { expressApp, type ExpressMount, type MountContext } from '../src/http/express-mount.js';
 import { findTextProblem } from '../src/http/input-checks.js';
 import type { AuthInfo } from '../src/http/route.js';
+import { isRedisUnavailable } from '../src/redis/redis-unavailable.js';
 
 export const BOARD_PATH = '/admin/queues';
 const LOGIN_PATH = '/admin/login';
@@ -69,6 +72,13 @@ export function bullBoardMount(options: BullBoardOptions): (context: MountContex
       queues: options.queues.map((q) => new BullMQAdapter(q, { delimiter: '.' })), // partitions (crawl.0, crawl.1, ...) grouped under their queue
       serverAdapter,
       options: { uiConfig: { boardTitle: 'worker-platform', miscLinks: [{ text: 'Sign out', url: LOGOUT_PATH }] } },
+    });
+    // A Redis (or database) outage is the platform's 503 naming it, with Retry-After, not the
+    // board's 500: thrown on from the board's error handler, such an error reaches the mount's
+    // error mapping (src/http/error-reply.ts).
+    serverAdapter.setErrorHandler((err) => {
+      if (isRedisUnavailable(err) || isDatabaseUnavailable(err)) throw err;
+      return boardErrorHandler(err);
     });
 
     const cookie = (token: string, maxAgeSeconds: number) =>

@@ -4,13 +4,16 @@
  * (src/errors.ts); this is the only place that knows their status codes.
  *
  * A dependency outage (the database or Redis unreachable, src/db/database-unavailable.ts and
- * src/redis/redis-unavailable.ts) is a 503; a busy database pool a 503 `database_busy`; anything
- * else unforeseen a 500 that carries the request id, so the error logged once at error level (the
- * `log` of the answer) is found from what the client saw.
+ * src/redis/redis-unavailable.ts) is a 503 naming it, `redis_unavailable` or
+ * `database_unavailable` (`dependency_unavailable` only when neither the error nor the dependency
+ * monitor tells which); a busy database pool a 503 `database_busy`; every 503 carries Retry-After.
+ * Anything else unforeseen is a 500 that carries the request id, so the error logged once at error
+ * level (the `log` of the answer) is found from what the client saw.
  */
 import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 import {
   ConflictError,
+  DependencyDownError,
   ForbiddenError,
   InvalidInputError,
   InvalidStateError,
@@ -50,6 +53,24 @@ const OUTCOME_STATUS: [new (...args: never[]) => OutcomeError, number][] = [
   [UnavailableError, 503],
 ];
 
+/** Retry-After of a 503: about when the dependency monitor (or a restarted service) may have news. */
+export const RETRY_AFTER_SECONDS = 5;
+const RETRY_AFTER = { 'retry-after': String(RETRY_AFTER_SECONDS) };
+
+/** The dependencies the platform's outages name. */
+export type Dependency = DependencyDownError['dependency'];
+
+/**
+ * Which dependency a raw outage error is of. Some errors fit both checks (a socket's ECONNREFUSED
+ * or ETIMEDOUT, with no ioredis or pg message): then the one the dependency monitor finds down.
+ */
+function outageOf(err: unknown, down: Dependency | undefined): Dependency | 'unknown' | undefined {
+  const redis = isRedisUnavailable(err);
+  const database = isDatabaseUnavailable(err);
+  if (redis && database) return down ?? 'unknown';
+  return redis ? 'redis' : database ? 'database' : undefined;
+}
+
 function outcomeStatus(err: OutcomeError): number | undefined {
   for (const [type, status] of OUTCOME_STATUS) if (err instanceof type) return status;
   return undefined;
@@ -75,15 +96,21 @@ function parserReply(err: unknown): ErrorReply | undefined {
   return { status: e.status, body: errorBody('bad_request', message) };
 }
 
-export function errorReply(err: unknown, requestId: string): ErrorReply {
+/**
+ * `down`: the dependency the monitor finds down now, if any (names an outage whose error does not
+ * say which dependency it is of).
+ */
+export function errorReply(err: unknown, requestId: string, down?: Dependency): ErrorReply {
   if (err instanceof HttpError) {
-    return { status: err.status, body: errorBody(err.code, err.message, err.field), ...(err.headers ? { headers: err.headers } : {}) };
+    const headers = err.status === 503 ? { ...RETRY_AFTER, ...err.headers } : err.headers;
+    return { status: err.status, body: errorBody(err.code, err.message, err.field), ...(headers ? { headers } : {}) };
   }
   if (err instanceof OutcomeError) {
     const status = outcomeStatus(err);
     if (status !== undefined) {
       const reply: ErrorReply = { status, body: errorBody(err.code, err.message, err.field, err.details) };
       if (err instanceof RateLimitedError) reply.headers = { 'retry-after': String(err.retryAfterSeconds) };
+      if (status === 503) reply.headers = RETRY_AFTER;
       return reply;
     }
   }
@@ -94,14 +121,20 @@ export function errorReply(err: unknown, requestId: string): ErrorReply {
   if (pc === 'P2002') return { status: 409, body: errorBody('conflict', 'a record with these values already exists') };
   if (pc === 'P2028' || pc === 'P2024') {
     // A transaction could not get a connection, or ran out of time, while the database was busy.
-    return { status: 503, body: errorBody('database_busy', 'the database is busy; try again shortly'), log: { level: 'warn', message: 'database busy' } };
-  }
-  if (isDatabaseUnavailable(err) || isRedisUnavailable(err)) {
     return {
       status: 503,
-      body: errorBody('dependency_unavailable', 'a required service is unavailable; try again shortly'),
-      log: { level: 'warn', message: 'dependency unavailable' },
+      body: errorBody('database_busy', 'the database is busy; try again shortly'),
+      headers: RETRY_AFTER,
+      log: { level: 'warn', message: 'database busy' },
     };
+  }
+  const outage = outageOf(err, down);
+  if (outage) {
+    const [code, message] =
+      outage === 'unknown'
+        ? ['dependency_unavailable', 'a required service is unavailable; try again shortly']
+        : [`${outage}_unavailable`, `${outage === 'redis' ? 'Redis' : 'the database'} is unavailable; try again shortly`];
+    return { status: 503, body: errorBody(code, message), headers: RETRY_AFTER, log: { level: 'warn', message: 'dependency unavailable' } };
   }
   // A bug or an unforeseen failure: never reported as a dependency being down.
   return {

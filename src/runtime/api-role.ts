@@ -37,7 +37,23 @@ export async function startApiRole(ctx: PlatformContext): Promise<ApiRoleHandle>
     ...(config.http.metricsToken ? { metricsToken: config.http.metricsToken } : {}),
     accessLog: config.http.accessLog,
     mounts: [bullBoardMount({ queues: ctx.queues.all(), cookieSecure: config.auth.cookieSecure })],
+    deadlines: { outageMs: config.http.outageDeadlineMs, requestMs: config.http.requestDeadlineMs, dependencyCheckMs: config.http.dependencyCheckMs },
   });
-  const server = await listen(app, config.http.host, config.http.port, config.http.shutdownGraceMs, ctx.logger.child({ role: 'api' }));
+  const { http } = config;
+  const server = await listen(app, {
+    host: http.host,
+    port: http.port,
+    graceMs: http.shutdownGraceMs,
+    limits: {
+      maxConnections: http.maxConnections,
+      maxConnectionsPerAddress: http.maxConnectionsPerAddress,
+      fdReserve: http.fdReserve,
+      headersTimeoutMs: http.headersTimeoutMs,
+      receiveTimeoutMs: http.receiveTimeoutMs,
+      keepAliveTimeoutMs: http.keepAliveTimeoutMs,
+    },
+    logger: ctx.logger.child({ role: 'api' }),
+    metrics: ctx.metrics,
+  });
   return { name: 'api', queues: [], url: server.url, stop: () => server.close() };
 }
