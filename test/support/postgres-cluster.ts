@@ -15,6 +15,8 @@ export interface PostgresCluster {
   stopServer(): Promise<void>;
   /** Starts the server again on the same data dir and port (after stopServer). */
   startServer(): Promise<void>;
+  /** The server's (postmaster's) pid, while it runs. */
+  pid(): number | undefined;
 }
 
 export async function startPostgresCluster(): Promise<PostgresCluster> {
@@ -49,5 +51,6 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
       if (removed) throw new Error('the cluster was removed by stop()');
       server ??= await start(port);
     },
+    pid: () => server?.pid,
   };
 }
