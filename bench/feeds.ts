@@ -21,6 +21,7 @@
  * native parser's speed, as a ceiling).
  *
  * Starts its own redis-server and PostgreSQL cluster and removes them afterwards.
+ * `npm run bench:feeds -- --parse-only` runs the parse part alone (no services, no processes).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -274,7 +275,18 @@ function parseBench(): { name: string; mb: number; mbPerSecond: number; items: n
   return rows;
 }
 
+function printParse(): void {
+  console.log('\nparse throughput (parseFeedDocument: decode + well-formedness + feedsmith + mapping + URLs + sanitizing), ~5 MB documents, median of 5:');
+  const parse = parseBench();
+  const base = parse.at(-1)!.mbPerSecond;
+  for (const p of parse)
+    console.log(
+      `  ${p.name.padEnd(40)} ${p.mb.toFixed(1)} MB  ${String(p.items).padStart(6)} items  ${p.mbPerSecond.toFixed(1).padStart(7)} MB/s  (${(p.mbPerSecond / base).toFixed(2)} × JSON.parse)`,
+    );
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--parse-only')) return printParse();
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'wp-bench-feeds-'));
   const redis = await startRedisServer({ dir: path.join(tmp, 'redis'), appendOnly: false });
   const cluster = await startPostgresCluster();
@@ -314,13 +326,7 @@ async function main(): Promise<void> {
     console.log(`  spacing never under ${SPACING_MS} ms: ${never ? 'yes' : 'NO'} (min ${Math.min(spaced.minGapMs, small.minGapMs).toFixed(1)} ms)`);
     if (!never) process.exitCode = 1;
 
-    console.log('\nparse throughput (parseFeedDocument: decode + well-formedness + feedsmith + mapping + URLs + sanitizing), ~5 MB documents, median of 5:');
-    const parse = parseBench();
-    const base = parse.at(-1)!.mbPerSecond;
-    for (const p of parse)
-      console.log(
-        `  ${p.name.padEnd(40)} ${p.mb.toFixed(1)} MB  ${String(p.items).padStart(6)} items  ${p.mbPerSecond.toFixed(1).padStart(7)} MB/s  (${(p.mbPerSecond / base).toFixed(2)} × JSON.parse)`,
-      );
+    printParse();
   } finally {
     await server.stop();
     await cluster.stop();

@@ -90,6 +90,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.http.headersTimeoutMs > config.http.receiveTimeoutMs) {
     throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS', 'must not exceed HTTP_RECEIVE_TIMEOUT_MS');
   }
+  if (config.http.trustedProxies.length && config.http.trustProxy > 1) {
+    throw new ConfigError('HTTP_TRUST_PROXY', 'a hop count and HTTP_TRUSTED_PROXIES are both set: use one of them (HTTP_TRUSTED_PROXIES preferred)');
+  }
   if (config.redis.url && config.redis.clusterNodes) {
     throw new ConfigError('REDIS_CLUSTER_NODES', 'set either REDIS_URL or REDIS_CLUSTER_NODES, not both');
   }

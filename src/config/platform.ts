@@ -1,4 +1,21 @@
-import { bool, byteSize, int, num, oneOf, optionalInt, optionalStr, setting, str } from './define.js';
+import { z } from 'zod';
+import { parseBlock } from '../net/ip-address.js';
+import { bool, byteSize, int, list, num, oneOf, optionalInt, optionalStr, setting, str } from './define.js';
+
+/** false/true/a number of proxy hops (HTTP_TRUST_PROXY) as a hop count: false = 0, true = 1. */
+const proxyHops = () =>
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .refine((v) => /^(true|false|yes|no|on|off|\d{1,2})$/.test(v), 'must be false, true or a number of proxy hops (0-99)')
+    .transform((v) => (['true', 'yes', 'on'].includes(v) ? 1 : ['false', 'no', 'off'].includes(v) ? 0 : Number(v)));
+
+/** Addresses and CIDR blocks, each checked. */
+const blockList = () =>
+  list().superRefine((entries, ctx) => {
+    for (const entry of entries) if (!parseBlock(entry)) ctx.addIssue({ code: 'custom', message: `"${entry}" is not an IP address or CIDR block` });
+  });
 
 /** Process-wide settings: environment, logging, data directory. */
 export const coreSettings = {
@@ -8,7 +25,13 @@ export const coreSettings = {
     'DATA_DIR',
     str(),
     './data',
-    'Where the embedded Redis and PostgreSQL keep their data (and services.json: their ports and generated passwords, 0600). Processes started with the same DATA_DIR attach to the running services.',
+    'Where the embedded Redis and PostgreSQL keep their data, with services.json (their ports and generated passwords); all of it for its owner only (folders 0700, files 0600). Processes started with the same DATA_DIR attach to the running services.',
+  ),
+  embeddedRestartAttempts: setting(
+    'EMBEDDED_RESTART_ATTEMPTS',
+    int(0, 100),
+    8,
+    'Attempts to restart an embedded redis-server or PostgreSQL that died (backoff 0.25 s doubling to 8 s: 8 attempts take about 32 s) before the process that runs it gives up and exits non-zero.',
   ),
   logLevel: setting('LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info', 'pino log level.'),
   logPretty: setting('LOG_PRETTY', optionalStr(), undefined, 'true/false: human-readable logs; default: pretty when stdout is a terminal.'),
@@ -20,7 +43,18 @@ export const httpSettings = {
   host: setting('HOST', str(), '127.0.0.1', 'Address the API listens on.'),
   port: setting('PORT', int(0, 65535), 3000, 'Port the API listens on (0 = any free port).'),
   bodyLimit: setting('HTTP_BODY_LIMIT', byteSize(), '1mb', 'Largest accepted JSON body (bytes, or with a unit: 512kb, 1mb; kb = 1024 bytes).'),
-  trustProxy: setting('HTTP_TRUST_PROXY', bool(), false, 'Trust X-Forwarded-* headers (behind a reverse proxy).'),
+  trustProxy: setting(
+    'HTTP_TRUST_PROXY',
+    proxyHops(),
+    false,
+    'Behind reverse proxies without HTTP_TRUSTED_PROXIES: true (one proxy) or how many proxies stand in front; the client address is then the X-Forwarded-For entry that many hops from the right. Only when nothing reaches the API but through them (docs/security.md).',
+  ),
+  trustedProxies: setting(
+    'HTTP_TRUSTED_PROXIES',
+    blockList(),
+    '',
+    'Comma-separated addresses and CIDR blocks of the reverse proxies in front (10.0.0.5, 10.0.0.0/8): from a peer among them the client address is the right-most X-Forwarded-For entry not among them. Preferred over HTTP_TRUST_PROXY.',
+  ),
   metricsPublic: setting('METRICS_PUBLIC', bool(), false, 'Serve /metrics without any token (only behind a network that keeps it private).'),
   metricsToken: setting(
     'METRICS_TOKEN',
@@ -135,6 +169,12 @@ export const queueSettings = {
   workerShutdownGraceMs: setting('WORKER_SHUTDOWN_GRACE_MS', int(0), 30000, 'On SIGTERM, how long active jobs may finish before they are handed back.'),
   lockDurationMs: setting('WORKER_LOCK_DURATION_MS', int(1000), 30000, 'Job lock; a worker silent this long is considered stalled.'),
   stalledIntervalMs: setting('WORKER_STALLED_INTERVAL_MS', int(1000), 30000, 'How often stalled jobs are looked for and handed to another worker.'),
+  maxStalledCount: setting(
+    'WORKER_MAX_STALLED_COUNT',
+    int(0, 1000),
+    3,
+    "How many times one job may be handed back as stalled (its lock expired: its worker died, was stopped past the grace period, or Redis froze or failed over under it) before it fails; counted over the job's life. Higher rides out more outages; a job that kills its worker runs up to this many times more before it fails.",
+  ),
   shards: setting(
     'QUEUE_SHARDS',
     int(1, 256),

@@ -14,6 +14,7 @@
  */
 import type { Database, PrismaClient } from '../db/client.js';
 import type { Feed } from '../generated/prisma/client.js';
+import { stripControls } from './text-construct.js';
 
 export interface SuccessFacts {
   fetchedAt: Date;
@@ -110,11 +111,20 @@ export class FeedStore {
     });
   }
 
+  /**
+   * A refresh attempt that failed and will be retried: status retrying and the reason, so the
+   * feed says so at once (its errorCount counts refreshes that failed for good, so it stays).
+   */
+  async recordRetry(feedId: number, lastError: string): Promise<void> {
+    await this.prisma.feed.updateMany({ where: { id: feedId }, data: { status: 'retrying', lastError: lastError.slice(0, 2000) } });
+  }
+
   /** A refresh that failed for good: status error, one more consecutive error, the reason. */
   async recordFailure(feedId: number, lastError: string): Promise<Feed> {
     return this.prisma.feed.update({
       where: { id: feedId },
-      data: { status: 'error', errorCount: { increment: 1 }, lastError: lastError.slice(0, 2000) },
+      // Control characters go: PostgreSQL refuses U+0000 in text, and a refused record would leave the feed pending.
+      data: { status: 'error', errorCount: { increment: 1 }, lastError: stripControls(lastError).slice(0, 2000) },
     });
   }
 

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { decodeFeedBody } from './decode-body.js';
 import { parseFeedDocument } from './parse-feed.js';
 import { FeedRefreshError } from './refresh-failure.js';
 
 const FEED_URL = 'http://example.test/feed';
 const bytes = (s: string) => new TextEncoder().encode(s);
 const DOCS = new URL('../../test/fixtures/feeds/documents/', import.meta.url);
+const FEEDPARSER = new URL('feedparser/', DOCS);
 const doc = (name: string, options: { url?: string; contentLocation?: string } = {}) =>
   parseFeedDocument(readFileSync(new URL(name, DOCS)), null, options.url ?? `http://docs.example.test/feeds/${name}`, {
     contentLocation: options.contentLocation ?? null,
@@ -132,7 +132,14 @@ describe('parseFeedDocument: liberal', () => {
     ['an empty RDF document', 'rdf-empty.xml', 'rdf', null],
     ['a JSON Feed with only its version', 'json-version-only.json', 'json', null],
   ])('reads %s as a feed with no items', (_name, file, format, title) => {
-    expect(doc(file)).toEqual({ format, title, siteUrl: format === 'rss' && title ? 'http://blog.example.test/' : null, articles: [], skipped: 0 });
+    expect(doc(file)).toEqual({
+      format,
+      encoding: 'utf-8',
+      title,
+      siteUrl: format === 'rss' && title ? 'http://blog.example.test/' : null,
+      articles: [],
+      skipped: 0,
+    });
   });
 
   it('reads a channel without a title', () => {
@@ -261,6 +268,40 @@ describe('parseFeedDocument: text', () => {
     expect(feed.articles[1]!.content).toBe('<p>Inline <b>XML</b> mode</p>');
   });
 
+  it('decodes Atom 1.0 constructs of another MIME type as base64: text kept, an image dropped', () => {
+    const feed = doc('atom10-title-constructs.xml');
+    expect(feed.title).toBe('Example Atom');
+    const title = (slug: string) => feed.articles.find((a) => a.url === `http://titles.example.test/${slug}`)!.title;
+    expect(title('base64')).toBe('History of the <blink> tag');
+    expect(title('image')).toBeNull();
+  });
+
+  it('keeps the text around comments and never shows script or style as text', () => {
+    const feed = doc('atom10-title-constructs.xml');
+    const title = (slug: string) => feed.articles.find((a) => a.url === `http://titles.example.test/${slug}`)!.title;
+    expect(title('unclosed-comment')).toBe('safe');
+    expect(title('xml-comment')).toBe('safe');
+    expect(title('script-style')).toBe('Styled title');
+    expect(title('xhtml-script')).toBe('safe description');
+  });
+
+  it("reads the titles of the Universal Feed Parser's tests as it does (as text)", () => {
+    // Its entries have no link or id: the title is read as the feed's here, by a document URL per file.
+    const read = (file: string) => parseFeedDocument(readFileSync(new URL(file, FEEDPARSER)), 'application/xml', 'http://docs.example.test/feed');
+    expect(read('feed_title_base64.xml').title).toBe('Example Atom'); // 'Example <b>Atom</b>' as text
+    expect(read('feed_title_base64_2.xml').title).toBe('History of the <blink> tag'); // '<p>History of the &lt;blink&gt; tag</p>'
+    expect(read('xml_malicious_comment.xml').title).toBe('safe');
+    const entryTitle = (file: string) => {
+      const source = readFileSync(new URL(file, FEEDPARSER), 'utf8').replace(/<entry>/, '<entry><link href="http://docs.example.test/e"/>');
+      return parseFeedDocument(bytes(source), 'application/xml', FEED_URL).articles[0]!.title;
+    };
+    expect(entryTitle('entry_title_base64.xml')).toBe('Example Atom');
+    expect(entryTitle('entry_title_base64_2.xml')).toBe('History of the <blink> tag');
+    expect(entryTitle('entry_title_script_inline.xml')).toBe('safe description');
+    expect(entryTitle('entry_title_script_cdata.xml')).toBe('safe description');
+    expect(entryTitle('entry_title_object.xml')).toBe('safe description');
+  });
+
   it('falls back to dc:title, dc:creator and dc:date only where the core element is missing', () => {
     const feed = doc('dc-fallbacks.xml');
     expect(feed.title).toBe('Dublin Core channel');
@@ -284,12 +325,56 @@ describe('parseFeedDocument: text', () => {
   });
 });
 
-describe('decodeFeedBody', () => {
-  it('honours the charset of the Content-Type, the XML declaration and a BOM', () => {
-    const latin1 = Uint8Array.from([...bytes('<?xml version="1.0" encoding="ISO-8859-1"?><t>'), 0xe9, ...bytes('</t>')]);
-    expect(decodeFeedBody(latin1, null)).toContain('<t>é</t>');
-    expect(decodeFeedBody(Uint8Array.from([0xe9]), 'text/xml; charset=windows-1252')).toBe('é');
-    expect(decodeFeedBody(Uint8Array.from([0xef, 0xbb, 0xbf, ...bytes('<a/>')]), 'text/xml; charset=latin1')).toBe('<a/>');
-    expect(decodeFeedBody(bytes('ok'), 'text/xml; charset=no-such-charset')).toBe('ok');
+describe('parseFeedDocument: encodings', () => {
+  it('reads a document in any encoding and says which', () => {
+    const text = readFileSync(new URL('international.xml', DOCS), 'utf8').replace('encoding="utf-8"', 'encoding="utf-16"');
+    const utf16be = Buffer.from(`\uFEFF${text}`, 'utf16le').swap16();
+    const feed = parseFeedDocument(utf16be, 'application/xml; charset=utf-8', FEED_URL);
+    expect(feed).toMatchObject({ format: 'rss', encoding: 'utf-16be', title: 'Iñtërnâtiônàlizætiøn 日本語 𝄞' });
+    expect(feed.articles.map((a) => a.title)).toEqual(['Ünïcödé — “quoted” 😀', 'Ελληνικά и русский']);
+    expect(doc('latin1.xml')).toMatchObject({ encoding: 'windows-1252', title: 'Größe à la française' });
+  });
+
+  it('refuses a document it cannot decode, and shows a NUL in a reason by its code point', () => {
+    expect(refusal(() => doc('ebcdic.xml')).message).toMatch(/^cannot decode: the document is in EBCDIC/);
+    expect(refusal(() => doc('utf32-invalid.xml')).message).toMatch(/^cannot decode: the bytes are not valid UTF-32BE/);
+    expect(refusal(() => doc('nul-byte.xml')).message).toBe("malformed XML: char 'U+0000' is not expected (line 2, column 1)");
+  });
+});
+
+describe('parseFeedDocument: Channel Definition Format', () => {
+  it('reads the channel title, link and items: HREF against BASE, TITLE, ABSTRACT, LASTMOD', () => {
+    const feed = doc('cdf-channel.xml');
+    expect(feed).toMatchObject({ format: 'cdf', title: 'CDF & channel', siteUrl: 'http://cdf.example.test/', skipped: 1 });
+    expect(feed.articles).toEqual([
+      {
+        url: 'http://cdf.example.test/news/first.html',
+        guid: null,
+        title: 'First item',
+        author: null,
+        summary: 'The <b>first</b> abstract',
+        content: null,
+        publishedAt: new Date('2004-04-07T04:05:43Z'),
+        enclosures: [],
+      },
+      expect.objectContaining({ url: 'http://cdf.example.test/sub/second.html', title: 'Second item', summary: null, publishedAt: null }),
+      expect.objectContaining({ url: 'http://cdf.example.test/news/lower.html', title: 'Lower-case names' }),
+    ]);
+  });
+
+  it("reads the Universal Feed Parser's CDF documents as it does", () => {
+    const read = (name: string) => parseFeedDocument(readFileSync(new URL(`cdf_${name}.xml`, FEEDPARSER)), 'application/xml', FEED_URL);
+    expect(read('channel_title').title).toBe('Example feed');
+    expect(read('channel_href_map_link').siteUrl).toBe('http://www.example.org/');
+    expect(read('item_href_map_link').articles.map((a) => a.url)).toEqual(['http://www.example.org/']);
+    expect(read('item_abstract_xml_base')).toMatchObject({
+      title: 'channel title',
+      siteUrl: 'http://www.example.org/',
+      articles: [expect.objectContaining({ url: 'http://base.example.org/item/1', title: 'item title', summary: 'item abstract' })],
+    });
+    // Items without HREF have no URL to store; their title and abstract are read all the same (the feed is ok).
+    for (const name of ['item_title', 'item_abstract_map_description', 'item_lastmod', 'channel_abstract_map_description', 'channel_lastmod']) {
+      expect(read(name), name).toMatchObject({ format: 'cdf', articles: [] });
+    }
   });
 });

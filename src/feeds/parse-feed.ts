@@ -1,10 +1,13 @@
 /**
  * Feed bytes → the feed's title, site link and articles, as a feed reader stores them. Pure: no I/O.
  *
- * Parsing is feedsmith's (RSS 0.9x/1.0/2.0, RDF, Atom 0.3/1.0, JSON Feed 1.0/1.1); around it:
+ * Parsing is feedsmith's (RSS 0.9x/1.0/2.0, RDF, Atom 0.3/1.0, JSON Feed 1.0/1.1), and
+ * parse-cdf.ts's for the Channel Definition Format; around it:
+ * - the bytes are decoded by decode-body.ts (BOM, HTTP charset, XML declaration, UTF-8; UTF-16
+ *   and UTF-32 with or without BOM); bytes that cannot be read are not_a_feed (`cannot decode: …`);
  * - the format comes from the document: a JSON object, or the XML root element (rss, rdf:RDF,
- *   feed), and the document must be well-formed XML (xml-check.ts); anything else is not_a_feed
- *   with the reason;
+ *   feed, CHANNEL), and the document must be well-formed XML (xml-check.ts); anything else is
+ *   not_a_feed with the reason;
  * - liberal: a well-formed document whose root is a feed format is a feed, whatever it lacks
  *   (title, link, items...). feedsmith refuses a feed it reads nothing from (an empty channel, an
  *   Atom 0.3 feed holding only a copyright): that is a feed with no items, not an error;
@@ -22,6 +25,7 @@
  */
 import { parseAtomFeed, parseJsonFeed, parseRdfFeed, parseRssFeed } from 'feedsmith';
 import { decodeFeedBody } from './decode-body.js';
+import { parseCdf, type CdfDocument } from './parse-cdf.js';
 import { FeedRefreshError } from './refresh-failure.js';
 import { documentBase, isAbsoluteHttpUrl, MAX_URL_LENGTH, resolveHttpUrl } from './resolve-url.js';
 import { sanitizeContent } from './sanitize-content.js';
@@ -51,10 +55,12 @@ export interface ParsedArticle {
   enclosures: ParsedEnclosure[];
 }
 
-export type FeedFormat = 'rss' | 'atom' | 'rdf' | 'json';
+export type FeedFormat = 'rss' | 'atom' | 'rdf' | 'json' | 'cdf';
 
 export interface ParsedFeed {
   format: FeedFormat;
+  /** The encoding the document was read in (decode-body.ts). */
+  encoding: string;
   title: string | null;
   siteUrl: string | null;
   articles: ParsedArticle[];
@@ -253,10 +259,16 @@ function parseJson(source: string): { format: 'json'; feed: Json | null } {
   }
 }
 
-type XmlFormat = 'rss' | 'rdf' | 'atom';
-const ROOTS: Record<string, XmlFormat> = { rss: 'rss', rdf: 'rdf', feed: 'atom' };
+type XmlFormat = 'rss' | 'rdf' | 'atom' | 'cdf';
+const ROOTS: Record<string, XmlFormat> = { rss: 'rss', rdf: 'rdf', feed: 'atom', channel: 'cdf' };
 
-function parseXml(source: string): { format: XmlFormat; feed: Rss | Rdf | Atom | null } {
+type ParsedXml =
+  | { format: 'rss'; feed: Rss | null }
+  | { format: 'rdf'; feed: Rdf | null }
+  | { format: 'atom'; feed: Atom | null }
+  | { format: 'cdf'; feed: CdfDocument };
+
+function parseXml(source: string, docBase: string): ParsedXml {
   const root = xmlRoot(source);
   if (!root) throw notAFeed('unrecognized feed format: no XML element');
   const local = localName(root);
@@ -265,9 +277,11 @@ function parseXml(source: string): { format: XmlFormat; feed: Rss | Rdf | Atom |
   if (problem) throw notAFeed(`malformed XML: ${problem}`);
   const format = ROOTS[local];
   if (!format) throw notAFeed(`unrecognized feed format: root element <${root.slice(0, 64)}>`);
+  if (format === 'cdf') return { format, feed: parseCdf(source, docBase) };
   try {
-    const feed = format === 'rss' ? parseRssFeed(source) : format === 'rdf' ? parseRdfFeed(source) : parseAtomFeed(source);
-    return { format, feed };
+    if (format === 'rss') return { format, feed: parseRssFeed(source) };
+    if (format === 'rdf') return { format, feed: parseRdfFeed(source) };
+    return { format, feed: parseAtomFeed(source) };
   } catch (err) {
     // Well-formed, and its root is a feed's: a feed with nothing feedsmith could read.
     if (isEmptyRefusal(err)) return { format, feed: null };
@@ -275,13 +289,34 @@ function parseXml(source: string): { format: XmlFormat; feed: Rss | Rdf | Atom |
   }
 }
 
+/** A CDF item as the others: its base travels as the item's notes (every part of it has that base). */
+function fromCdf(item: CdfDocument['items'][number]): { raw: RawItem; notes: ElementNotes } {
+  return {
+    raw: {
+      link: item.link,
+      id: null,
+      idIsPermalink: false,
+      title: html(item.title),
+      author: null,
+      summary: html(item.summary),
+      content: null,
+      published: str(item.lastmod),
+      enclosures: [],
+      at: { link: 'href', id: 'id', summary: 'abstract', content: 'content' },
+    },
+    notes: { base: item.base, childBases: new Map(), linkBases: new Map(), modes: new Map(), key: '' },
+  };
+}
+
 /** Parses a feed document (bytes as received). Throws FeedRefreshError('not_a_feed'). */
 export function parseFeedDocument(body: Uint8Array, contentType: string | null | undefined, feedUrl: string, options: ParseOptions = {}): ParsedFeed {
-  const source = decodeFeedBody(body, contentType).replace(/^[\s\uFEFF]+/, '');
+  const decoded = decodeFeedBody(body, contentType);
+  const source = decoded.text.replace(/^[\s\uFEFF]+/, '');
   if (!source) throw notAFeed('empty body');
   const docBase = documentBase(feedUrl, options.contentLocation);
-  const parsed = source.startsWith('{') || source.startsWith('[') ? parseJson(source) : parseXml(source);
-  const notes: XmlNotes | null = parsed.format !== 'json' && parsed.feed && needsAnnotations(source) ? scanXml(source, docBase, parsed.format) : null;
+  const parsed = source.startsWith('{') || source.startsWith('[') ? parseJson(source) : parseXml(source, docBase);
+  const notes: XmlNotes | null =
+    parsed.format !== 'json' && parsed.format !== 'cdf' && parsed.feed && needsAnnotations(source) ? scanXml(source, docBase, parsed.format) : null;
 
   let raws: { raw: RawItem; notes: ElementNotes | null }[] = [];
   let channel: Channel = { title: null, siteUrl: null };
@@ -289,21 +324,21 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
   const siteBase = notes ? baseOf(notes.channel, 'link', docBase) : docBase;
   switch (parsed.format) {
     case 'rss': {
-      const feed = parsed.feed as Rss | null;
+      const feed = parsed.feed;
       const pairs = paired(feed?.items, (i) => itemKey(i.link, i.guid?.value));
       raws = (feed?.items ?? []).map((i, n) => ({ raw: fromRss(i), notes: pairs?.[n] ?? null }));
       channel = { title: html(feed?.title ?? feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(str(feed?.link), siteBase) };
       break;
     }
     case 'rdf': {
-      const feed = parsed.feed as Rdf | null;
+      const feed = parsed.feed;
       const pairs = paired(feed?.items, (i) => itemKey(i.link, null));
       raws = (feed?.items ?? []).map((i, n) => ({ raw: fromRdf(i), notes: pairs?.[n] ?? null }));
       channel = { title: html(feed?.title ?? feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(str(feed?.link), siteBase) };
       break;
     }
     case 'atom': {
-      const feed = parsed.feed as Atom | null;
+      const feed = parsed.feed;
       const pairs = paired(feed?.entries, (e) => itemKey(e.links?.[0]?.href, e.id));
       raws = (feed?.entries ?? []).map((e, n) => ({ raw: fromAtom(e, pairs?.[n] ?? null), notes: pairs?.[n] ?? null }));
       const link = atomLink(feed?.links);
@@ -315,6 +350,12 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
       const feed = parsed.feed;
       raws = (feed?.items ?? []).map((i) => ({ raw: fromJson(i), notes: null }));
       channel = { title: decodeTextConstruct({ value: str(feed?.title) }, 'text'), siteUrl: resolveHttpUrl(str(feed?.home_page_url), docBase) };
+      break;
+    }
+    case 'cdf': {
+      const feed = parsed.feed;
+      raws = feed.items.map(fromCdf);
+      channel = { title: html(feed.title), siteUrl: resolveHttpUrl(feed.link, feed.base) };
       break;
     }
   }
@@ -332,5 +373,5 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
     seen.add(article.url);
     articles.push(article);
   }
-  return { format: parsed.format, title: plainText(channel.title), siteUrl: channel.siteUrl, articles, skipped };
+  return { format: parsed.format, encoding: decoded.encoding, title: plainText(channel.title), siteUrl: channel.siteUrl, articles, skipped };
 }

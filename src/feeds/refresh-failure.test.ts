@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DestinationNotAllowedError } from '../net/outbound-policy.js';
+import { DestinationNotAllowedError, NOT_ALLOWED_HINT } from '../net/outbound-policy.js';
 import { classifyFetchError, classifyStatus, CONNECTION_FAILED_MESSAGE, FeedRefreshError, parseRetryAfter } from './refresh-failure.js';
 
 describe('refresh failures', () => {
@@ -67,7 +67,7 @@ describe('refresh failures', () => {
     const f = classifyFetchError(fetchFailed(new DestinationNotAllowedError('meta.example', '169.254.169.254', 'link_local')), before);
     expect(f.failure).toBe('destination_not_allowed');
     expect(f.permanent).toBe(true);
-    expect(f.summary).toBe('destination_not_allowed: meta.example is not an allowed destination');
+    expect(f.summary).toBe(`destination_not_allowed: meta.example is not an allowed destination${NOT_ALLOWED_HINT}`);
     expect(f.detail).toBe('meta.example → 169.254.169.254: link_local');
   });
 });

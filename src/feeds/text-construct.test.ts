@@ -9,6 +9,23 @@ describe('text-construct', () => {
     expect(htmlToText('nul\u0000 and bell\u0007')).toBe('nul and bell');
   });
 
+  it('drops comments, a never-closed one up to its first >, and keeps the text after them', () => {
+    expect(htmlToText('sa<!-- a comment -->fe')).toBe('safe');
+    expect(htmlToText('sa<!-- -- nonwhitespace >fe<script>alert(1);</script>')).toBe('safe');
+    expect(htmlToText('a<!-- one -->b<!-- two > c')).toBe('ab c');
+    expect(htmlToText('a<!-- never closed')).toBe('a');
+  });
+
+  it('never shows the content of script or style, closed or not, in any case', () => {
+    expect(htmlToText('safe<SCRIPT type="text/javascript">location.href="x"</SCRIPT> description')).toBe('safe description');
+    expect(htmlToText('<style>p { color: red }</style>Styled <script>document.write(1)</script>title')).toBe('Styled title');
+    expect(htmlToText('a<script>evil()</script\n\n>b')).toBe('ab');
+    expect(htmlToText('text<script>never closed')).toBe('text');
+    expect(htmlToText('<x:div><x:script>evil()</x:script>kept</x:div>')).toBe('kept');
+    // an object's content is its fallback, which a reader sees
+    expect(htmlToText('safe<object classid="x"> description')).toBe('safe description');
+  });
+
   it('decodes by type and mode', () => {
     expect(decodeTextConstruct({ value: 'PGI+eDwvYj4=', type: 'text/html', mode: 'base64' }, 'text')).toEqual({ kind: 'html', value: '<b>x</b>' });
     expect(decodeTextConstruct({ value: 'eA==', type: 'text/plain', mode: 'base64' }, 'html')).toEqual({ kind: 'text', value: 'x' });
@@ -16,6 +33,14 @@ describe('text-construct', () => {
     expect(decodeTextConstruct({ value: '<p>x</p>', type: 'xhtml' }, 'text')).toEqual({ kind: 'html', value: '<p>x</p>' });
     expect(decodeTextConstruct({ value: 'a<b', type: 'text' }, 'html')).toEqual({ kind: 'text', value: 'a<b' });
     expect(decodeTextConstruct({ value: 'iVBORw0KGgo=', type: 'image/png', mode: 'base64' }, 'text')).toBeNull();
+    // Atom 1.0: another MIME type means base64, kept when it decodes to text
+    expect(decodeTextConstruct({ value: '\n  RXhhbXBsZSA8Yj5BdG9tPC9iPg==\n', type: 'application/octet-stream' }, 'text')).toEqual({
+      kind: 'html',
+      value: 'Example <b>Atom</b>',
+    });
+    expect(decodeTextConstruct({ value: 'iVBORw0KGgo=', type: 'image/png' }, 'text')).toBeNull();
+    expect(decodeTextConstruct({ value: 'AAECAw==', type: 'application/octet-stream' }, 'text')).toBeNull(); // bytes 0-3: not text
+    expect(decodeTextConstruct({ value: 'not base64!', type: 'application/octet-stream' }, 'text')).toBeNull();
     expect(decodeTextConstruct({ value: 'x' }, 'html')).toEqual({ kind: 'html', value: 'x' });
     expect(decodeTextConstruct({ value: '   ' }, 'html')).toBeNull();
   });

@@ -5,12 +5,17 @@
  * An Atom text construct says what it holds: `type` text / html / xhtml (Atom 1.0) or a MIME type
  * (Atom 0.3: text/plain, text/html, application/xhtml+xml), and in Atom 0.3 a `mode`: xml (inline,
  * the default), escaped (entity-escaped markup, what feedsmith already unescaped) or base64.
+ * A construct of any other MIME type holds Base64 (Atom 1.0, RFC 4287 section 4.1.3.3, which the
+ * Universal Feed Parser applies to titles too: `type="application/octet-stream"`): it is kept,
+ * and read as HTML, when the decoded bytes are UTF-8 text; an image or other binary is dropped.
  * RSS and RDF elements carry no type: their titles and descriptions are read as HTML, as feed
  * readers do (plain text reads the same as HTML unless it holds markup or entities).
- * A construct of another MIME type (an image in base64, say) is not text: dropped.
  *
- * Plain text: markup stripped, entities decoded, whitespace folded to single spaces, control
- * characters removed (PostgreSQL refuses U+0000 in text), at most MAX_TEXT_LENGTH characters.
+ * Plain text: markup stripped (the content of script, style and the like with it: never shown as
+ * text), comments dropped (one never closed with `-->` ends at its first `>`, as SGML and the
+ * Universal Feed Parser read it, rather than hiding the rest), entities decoded, whitespace
+ * folded to single spaces, control characters removed (PostgreSQL refuses U+0000 in text), at
+ * most MAX_TEXT_LENGTH characters.
  */
 import { Parser } from 'htmlparser2';
 
@@ -39,25 +44,55 @@ function foldWhitespace(value: string): string {
   return value.replace(/\s+/g, ' ').trim();
 }
 
-// Elements whose text is not text a reader sees.
-const HIDDEN = new Set(['script', 'style', 'template', 'noscript', 'iframe', 'object', 'svg', 'math', 'head', 'title', 'textarea', 'select']);
+// Elements whose text is not text a reader sees. (An object's content is its fallback, shown
+// where the object is not: kept, like the text after an `<object>` never closed.)
+const HIDDEN = new Set(['script', 'style', 'template', 'noscript', 'iframe', 'svg', 'math', 'head', 'title', 'textarea', 'select']);
 // Elements that separate words when rendered.
 const BLOCK = new Set(['br', 'p', 'div', 'li', 'tr', 'td', 'th', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'pre', 'hr', 'dt', 'dd']);
 
-/** HTML → the text a reader would see: tags dropped (with the content of script/style/...), entities decoded, whitespace folded. */
+/** A tag's name without its namespace prefix (XHTML in an Atom feed may write `<xh:script>`). */
+const localTag = (name: string) => (name.includes(':') ? name.slice(name.indexOf(':') + 1) : name);
+
+/**
+ * Drops the comments that are never closed with `-->` up to their first `>` (`sa<!-- -- x >fe`
+ * is `safe`): an HTML parser would take all the rest of the text for the comment. Closed
+ * comments are left to the parser.
+ */
+function closeOpenComments(html: string): string {
+  let out = '';
+  let from = 0;
+  for (let at = html.indexOf('<!--'); at !== -1; at = html.indexOf('<!--', from)) {
+    const close = html.indexOf('-->', at + 4);
+    if (close !== -1) {
+      out += html.slice(from, close + 3);
+      from = close + 3;
+      continue;
+    }
+    const gt = html.indexOf('>', at + 4);
+    if (gt === -1) break;
+    out += html.slice(from, at);
+    from = gt + 1;
+  }
+  return from === 0 ? html : out + html.slice(from);
+}
+
+/** HTML → the text a reader would see: tags dropped (with the content of script/style/...), comments dropped, entities decoded, whitespace folded. */
 export function htmlToText(html: string): string {
   if (!/[<&]/.test(html)) return foldWhitespace(stripControls(html));
+  if (html.includes('<!--')) html = closeOpenComments(html);
   const parts: string[] = [];
   let hidden = 0;
   const parser = new Parser(
     {
       onopentag(name) {
-        if (HIDDEN.has(name)) hidden++;
-        else if (BLOCK.has(name)) parts.push(' ');
+        const local = localTag(name);
+        if (HIDDEN.has(local)) hidden++;
+        else if (BLOCK.has(local)) parts.push(' ');
       },
       onclosetag(name) {
-        if (HIDDEN.has(name)) hidden = Math.max(0, hidden - 1);
-        else if (BLOCK.has(name)) parts.push(' ');
+        const local = localTag(name);
+        if (HIDDEN.has(local)) hidden = Math.max(0, hidden - 1);
+        else if (BLOCK.has(local)) parts.push(' ');
       },
       ontext(text) {
         if (hidden === 0) parts.push(text);
@@ -75,15 +110,27 @@ function textToHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-function decodeBase64(value: string): string | null {
+// C0 controls but tab, newline and carriage return: not in text.
+// eslint-disable-next-line no-control-regex
+const BINARY = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/;
+
+/** Base64 → text; `strict`: null unless the bytes are UTF-8 text (for content of an unknown type, which may be an image). */
+function decodeBase64(value: string, strict: boolean): string | null {
   const compact = value.replace(/\s+/g, '');
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) return null;
-  return new TextDecoder('utf-8').decode(Buffer.from(compact, 'base64'));
+  const bytes = Buffer.from(compact, 'base64');
+  if (!strict) return new TextDecoder('utf-8').decode(bytes);
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return BINARY.test(text) ? null : text;
+  } catch {
+    return null;
+  }
 }
 
 /**
  * The kind of a construct's `type`: html for html/xhtml and (x)html MIME types, text for text and
- * other text/* types (and no type at all: Atom's default), null for anything else.
+ * other text/* types (and no type at all: Atom's default), null for anything else (another MIME type).
  */
 function kindOf(type: string | null | undefined, fallback: 'html' | 'text'): 'html' | 'text' | null {
   const t = (type ?? '').trim().toLowerCase();
@@ -101,11 +148,12 @@ function kindOf(type: string | null | undefined, fallback: 'html' | 'text'): 'ht
 export function decodeTextConstruct(tc: TextConstruct | null | undefined, untyped: 'html' | 'text'): Decoded | null {
   if (!tc || typeof tc.value !== 'string') return null;
   const kind = kindOf(tc.type, untyped);
-  if (!kind) return null;
+  // Another MIME type: Base64 whatever the mode says (Atom 1.0), text only if it decodes to text.
+  const otherType = kind === null;
   let value: string | null = tc.value;
-  if ((tc.mode ?? '').trim().toLowerCase() === 'base64') value = decodeBase64(value);
+  if (otherType || (tc.mode ?? '').trim().toLowerCase() === 'base64') value = decodeBase64(value, otherType);
   if (value === null || !value.trim()) return null;
-  return { kind, value };
+  return { kind: kind ?? 'html', value };
 }
 
 /** A title or an author name as plain text, or null when nothing is left. */

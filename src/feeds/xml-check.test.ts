@@ -15,6 +15,8 @@ describe('xml-check', () => {
     expect(xmlProblem('<a></a><b></b>')).toMatch(/Multiple possible root nodes/);
     expect(xmlProblem('<a x=1/>')).toMatch(/Attribute 'x'/);
     expect(xmlProblem('<a>AT&T &nbsp; &amp; &#38; &#x26;</a>')).toBeNull();
+    // a control character in the reason is shown by its code point (PostgreSQL cannot store a NUL)
+    expect(xmlProblem('\u0000<a/>')).toBe("char 'U+0000' is not expected (line 1, column 1)");
   });
 });
 

@@ -40,8 +40,13 @@ export function localName(qname: string): string {
 
 const BARE_AMPERSAND = /&(?!(?:[A-Za-z][A-Za-z0-9._-]*|#[0-9]+|#x[0-9A-Fa-f]+);)/g;
 
+// C0 controls and DEL: shown by their code point (a NUL is not even storable in PostgreSQL text).
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
+const codePoint = (c: string) => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+
 function describe(err: { msg: string; line: number; col: number }): string {
-  return `${err.msg.replace(/\.$/, '')} (line ${err.line}, column ${err.col})`;
+  return `${err.msg.replace(/\.$/, '').replace(CONTROL, codePoint)} (line ${err.line}, column ${err.col})`;
 }
 
 /** Why the document is not well-formed XML, or null when it is. */

@@ -19,7 +19,7 @@ import { NotFoundError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { authenticator } from './authenticate.js';
-import { clientAddress } from './client-address.js';
+import { clientAddress, type ProxyTrust } from './client-address.js';
 import { dispatcher } from './dispatcher.js';
 import { mountServes, requireAuth, serveExpress, type ExpressMount, type MountContext } from './express-mount.js';
 import { buildOpenApi } from './openapi.js';
@@ -38,7 +38,8 @@ export interface AppOptions {
   probes: DependencyProbe[];
   /** Largest JSON body, bytes. */
   bodyLimit: number;
-  trustProxy: boolean;
+  /** Which X-Forwarded-For entries to believe (client-address.ts). */
+  trustProxy: ProxyTrust;
   metricsPublic: boolean;
   /** A static bearer token for Prometheus scrapes of /metrics (an admin's token works too). */
   metricsToken?: string;

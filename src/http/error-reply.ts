@@ -3,17 +3,14 @@
  * API's error body {"error": {"code", "message", "field"?, "details"?}}. Domains throw outcomes
  * (src/errors.ts); this is the only place that knows their status codes.
  *
- * A dependency outage (the database or Redis unreachable, src/db/database-unavailable.ts and
- * src/redis/redis-unavailable.ts) is a 503 naming it, `redis_unavailable` or
- * `database_unavailable` (`dependency_unavailable` only when neither the error nor the dependency
- * monitor tells which); a busy database pool a 503 `database_busy`; every 503 carries Retry-After.
- * Anything else unforeseen is a 500 that carries the request id, so the error logged once at error
- * level (the `log` of the answer) is found from what the client saw.
+ * A dependency outage (the database or Redis unreachable, as src/lib/dependency-down.ts decides
+ * for every part of the platform) is a 503 naming it, `redis_unavailable` or
+ * `database_unavailable`; a busy database pool a 503 `database_busy`; every 503 carries
+ * Retry-After. Anything else unforeseen is a 500 that carries the request id, so the error logged
+ * once at error level (the `log` of the answer) is found from what the client saw.
  */
-import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 import {
   ConflictError,
-  DependencyDownError,
   ForbiddenError,
   InvalidInputError,
   InvalidStateError,
@@ -23,8 +20,12 @@ import {
   UnauthenticatedError,
   UnavailableError,
 } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/database-unavailable.js';
+import { dependencyDown, type Dependency } from '../lib/dependency-down.js';
 import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import { HttpError } from './http-error.js';
+
+export type { Dependency } from '../lib/dependency-down.js';
 
 export interface ErrorBody {
   error: { code: string; message: string; field?: string; details?: unknown; requestId?: string };
@@ -57,18 +58,15 @@ const OUTCOME_STATUS: [new (...args: never[]) => OutcomeError, number][] = [
 export const RETRY_AFTER_SECONDS = 5;
 const RETRY_AFTER = { 'retry-after': String(RETRY_AFTER_SECONDS) };
 
-/** The dependencies the platform's outages name. */
-export type Dependency = DependencyDownError['dependency'];
-
 /**
- * Which dependency a raw outage error is of. Some errors fit both checks (a socket's ECONNREFUSED
- * or ETIMEDOUT, with no ioredis or pg message): then the one the dependency monitor finds down.
+ * Which dependency a raw outage error is of (dependency-down.ts). A bare socket error fits both
+ * recognisers (ECONNREFUSED with no pg or ioredis message): then the one the dependency monitor
+ * finds down, if it finds one.
  */
-function outageOf(err: unknown, down: Dependency | undefined): Dependency | 'unknown' | undefined {
-  const redis = isRedisUnavailable(err);
-  const database = isDatabaseUnavailable(err);
-  if (redis && database) return down ?? 'unknown';
-  return redis ? 'redis' : database ? 'database' : undefined;
+function outageOf(err: unknown, down: Dependency | undefined): Dependency | undefined {
+  const dependency = dependencyDown(err);
+  if (dependency && down && isDatabaseUnavailable(err) && isRedisUnavailable(err)) return down;
+  return dependency;
 }
 
 function outcomeStatus(err: OutcomeError): number | undefined {
@@ -97,8 +95,8 @@ function parserReply(err: unknown): ErrorReply | undefined {
 }
 
 /**
- * `down`: the dependency the monitor finds down now, if any (names an outage whose error does not
- * say which dependency it is of).
+ * `down`: the dependency the monitor finds down now, if any (names an outage whose error fits
+ * both dependencies).
  */
 export function errorReply(err: unknown, requestId: string, down?: Dependency): ErrorReply {
   if (err instanceof HttpError) {
@@ -130,11 +128,8 @@ export function errorReply(err: unknown, requestId: string, down?: Dependency): 
   }
   const outage = outageOf(err, down);
   if (outage) {
-    const [code, message] =
-      outage === 'unknown'
-        ? ['dependency_unavailable', 'a required service is unavailable; try again shortly']
-        : [`${outage}_unavailable`, `${outage === 'redis' ? 'Redis' : 'the database'} is unavailable; try again shortly`];
-    return { status: 503, body: errorBody(code, message), headers: RETRY_AFTER, log: { level: 'warn', message: 'dependency unavailable' } };
+    const message = `${outage === 'redis' ? 'Redis' : 'the database'} is unavailable; try again shortly`;
+    return { status: 503, body: errorBody(`${outage}_unavailable`, message), headers: RETRY_AFTER, log: { level: 'warn', message: 'dependency unavailable' } };
   }
   // A bug or an unforeseen failure: never reported as a dependency being down.
   return {

@@ -88,7 +88,7 @@ beforeAll(async () => {
     requestDeadlineMs: REQUEST_MS,
     dependencyDown: () => down,
   });
-  const dispatch = dispatcher(routes, { authenticate: () => undefined as never, bodyLimit: 1024, clientAddress: clientAddress(false) });
+  const dispatch = dispatcher(routes, { authenticate: () => undefined as never, bodyLimit: 1024, clientAddress: clientAddress({ kind: 'none' }) });
   const board = expressApp();
   board.get('/admin/slow', async (_req, res) => {
     await held();

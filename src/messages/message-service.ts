@@ -12,10 +12,13 @@ import type { SessionOwners } from './session-owners.js';
  * The caller's credential is checked before its session's owner is read or claimed, so that a
  * logged-out or changed credential claims nothing and learns nothing (401 before any 404).
  */
-async function checkFirst(revocation: Revocation | undefined, then: () => Promise<void>): Promise<void> {
+async function checkFirst<T>(revocation: Revocation | undefined, then: () => Promise<T>): Promise<T> {
   await revocation?.check();
-  await then();
+  return then();
 }
+
+/** The read of a session nobody owns: it has no messages, and reading it writes nothing (no cache list is made for it). */
+const NO_SESSION: ReadResult = { source: 'db', entries: [] };
 
 /**
  * `userId`: the caller, who must own the session (session-owners.ts; a write to a session nobody
@@ -39,6 +42,8 @@ export function messageService(owners: SessionOwners, appendDeps: AppendDeps, re
     read: (userId, sessionId, limit, revocation) =>
       owners.ownedBy(sessionId, userId)
         ? readMessages(readDeps, sessionId, limit, revocation)
-        : checkFirst(revocation, () => owners.assertReadable(sessionId, userId)).then(() => readMessages(readDeps, sessionId, limit, revocation)),
+        : checkFirst(revocation, () => owners.assertReadable(sessionId, userId)).then((owned) =>
+            owned ? readMessages(readDeps, sessionId, limit, revocation) : NO_SESSION,
+          ),
   };
 }

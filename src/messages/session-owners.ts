@@ -44,15 +44,20 @@ export class SessionOwners {
     if (owner !== userId) throw notFound(sessionId);
   }
 
-  /** Before a read: 404 when another user owns the session (a session nobody owns reads as empty). */
-  async assertReadable(sessionId: string, userId: number): Promise<void> {
+  /**
+   * Before a read: 404 when another user owns the session. Resolves false for a session nobody
+   * owns (it has no messages: it reads as empty, and the read must write nothing for it), true for
+   * the caller's.
+   */
+  async assertReadable(sessionId: string, userId: number): Promise<boolean> {
     let owner = this.owners.get(sessionId);
     if (owner === undefined) {
       owner = await this.query('SELECT user_id FROM chat_sessions WHERE session_id = $1', [sessionId]);
-      if (owner === undefined) return;
+      if (owner === undefined) return false;
       this.remember(sessionId, owner);
     }
     if (owner !== userId) throw notFound(sessionId);
+    return true;
   }
 
   private async query(sql: string, values: unknown[]): Promise<number | undefined> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatIp, parseBlock, parseIp } from './ip-address.js';
-import { assertAllowed, DestinationNotAllowedError, OutboundPolicy, parseAllowList } from './outbound-policy.js';
+import { assertAllowed, DestinationNotAllowedError, NOT_ALLOWED_HINT, OutboundPolicy, parseAllowList } from './outbound-policy.js';
 
 const closed = new OutboundPolicy();
 
@@ -121,7 +121,7 @@ describe('outbound policy: default deny', () => {
     }
     expect(thrown).toBeInstanceOf(DestinationNotAllowedError);
     const e = thrown as DestinationNotAllowedError;
-    expect(e.message).toBe('x.example is not an allowed destination');
+    expect(e.message).toBe(`x.example is not an allowed destination${NOT_ALLOWED_HINT}`);
     expect(e.message).not.toMatch(/10\.1|private/);
     expect(e.detail).toBe('x.example → ::ffff:10.1.1.1: private (ipv4_mapped)');
     expect(() => assertAllowed(closed, 'example.org', '93.184.215.14')).not.toThrow();

@@ -187,8 +187,14 @@ export class OutboundPolicy {
 }
 
 /**
- * A request refused by the policy. Its message names the host only; the address and the reason
- * are for the server log, not for the user (see refresh-failure.ts).
+ * What a refusal tells the user besides the host: that only public addresses are reached, and the
+ * setting an administrator changes to reach more (set the same in every process that fetches).
+ */
+export const NOT_ALLOWED_HINT = ' (only public addresses are fetched; an administrator can allow more with OUTBOUND_ALLOW)';
+
+/**
+ * A request refused by the policy. Its message names the host only (and the setting that decides);
+ * the address and the reason are for the server log, not for the user (see refresh-failure.ts).
  */
 export class DestinationNotAllowedError extends Error {
   readonly code = 'ERR_DESTINATION_NOT_ALLOWED';
@@ -199,7 +205,7 @@ export class DestinationNotAllowedError extends Error {
     readonly reason: RefusalReason,
     readonly via?: Embedding,
   ) {
-    super(`${host} is not an allowed destination`);
+    super(`${host} is not an allowed destination${NOT_ALLOWED_HINT}`);
     this.name = 'DestinationNotAllowedError';
   }
 

@@ -96,9 +96,8 @@ export class IpService {
   async crawlNow(id: number): Promise<{ task_id: string; status: CrawlNowStatus }> {
     const ip = await this.find(id);
     if (!ip.active) throw new InvalidStateError('ip_inactive', `IP ${id} is inactive; activate it (PATCH active: true) to crawl it`, { field: 'id' });
+    // The scheduler records the new next crawl and invalidates the cached detail (recordNextCrawl).
     const { taskId, status } = await this.deps.scheduler.crawlNow(ip);
-    // The scheduler recorded the new next crawl; the cached detail must show it.
-    if (status === 'queued' || status === 'moved_forward') await this.deps.caches.invalidateIp(id);
     return { task_id: taskId, status };
   }
 

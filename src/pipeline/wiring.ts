@@ -22,6 +22,7 @@ export function createScheduler(ctx: PipelineContext): CrawlScheduler {
     results: new ResultStore(ctx.db.pool),
     settings: ctx.config.pipeline,
     logger: ctx.logger,
+    caches: createCaches(ctx),
   });
 }
 

@@ -2,7 +2,10 @@ import { Cluster } from 'ioredis';
 import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import type { RedisTarget } from '../services/provide-services.js';
-import { closeRedis, createRedisClient, type ConnectionKind, type RedisClient, type RedisConnectionOptions } from './connection.js';
+import { closeRedis, createRedisClient, waitForReady, type ConnectionKind, type RedisClient, type RedisConnectionOptions } from './connection.js';
+
+/** Connection states on the way (back) to ready. */
+const RECONNECTING = new Set(['connecting', 'connect', 'close', 'reconnecting']);
 
 /** Least time between two node-error warnings of one cluster connection. */
 const NODE_WARN_EVERY_MS = 10_000;
@@ -48,6 +51,19 @@ export class RedisConnections {
     client.on('ready', () => outage.success());
     this.clients.add(client);
     return client;
+  }
+
+  /**
+   * Resolves true once no connection made here is (re)connecting any more, false after
+   * `timeoutMs`. A stop waits for it after a Redis restart: BullMQ cannot close a worker whose
+   * blocking connection is reconnecting (BullMQ #4656), it would wait out the grace period.
+   */
+  settled(timeoutMs: number): Promise<boolean> {
+    const pending = [...this.clients].filter((c) => RECONNECTING.has(c.status));
+    return Promise.all(pending.map((c) => waitForReady(c, timeoutMs))).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Closes every connection made here. Idempotent. */

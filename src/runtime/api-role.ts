@@ -8,6 +8,7 @@ import { wireAuth } from '../auth/wiring.js';
 import { EXAMPLE_ADMIN_PASSWORD } from '../config/auth.js';
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createApp } from '../http/app.js';
+import { proxyTrust } from '../http/client-address.js';
 import { allRoutes } from '../http/routes/index.js';
 import { listen } from '../http/server.js';
 import { wireApi } from './api-wiring.js';
@@ -32,7 +33,7 @@ export async function startApiRole(ctx: PlatformContext): Promise<ApiRoleHandle>
       { name: 'database', check: () => ctx.db.ping() },
     ],
     bodyLimit: config.http.bodyLimit,
-    trustProxy: config.http.trustProxy,
+    trustProxy: proxyTrust(config.http.trustProxy, config.http.trustedProxies),
     metricsPublic: config.http.metricsPublic,
     ...(config.http.metricsToken ? { metricsToken: config.http.metricsToken } : {}),
     accessLog: config.http.accessLog,
@@ -55,5 +56,13 @@ export async function startApiRole(ctx: PlatformContext): Promise<ApiRoleHandle>
     logger: ctx.logger.child({ role: 'api' }),
     metrics: ctx.metrics,
   });
-  return { name: 'api', queues: [], url: server.url, stop: () => server.close() };
+  return {
+    name: 'api',
+    queues: [],
+    url: server.url,
+    stop: async () => {
+      await server.close();
+      await auth.close();
+    },
+  };
 }

@@ -5,9 +5,14 @@
  * crawler crawls it: a fresh `npm start` crawls something without the internet. Any other
  * CRAWL_BASE_URL is crawled as it is.
  *
+ * The fixture marketplace is a test and demo service: a production start (NODE_ENV=production)
+ * never serves it (the crawler role refuses to start, naming CRAWL_SITE), and the one served here
+ * has no control routes (nobody on the machine can fake its data) and bounded memory.
+ *
  * Stop order: the crawler (its jobs, then its browsers), then the marketplace it crawled.
  */
 import { EMBEDDED_FIXTURE_URL } from '../config/crawl.js';
+import { ConfigError, type Config } from '../config/index.js';
 import type { PlatformContext } from '../context.js';
 import { startCrawlerRole, type CrawlerRoleHandle } from '../crawl/role.js';
 import { FixtureMarketplace } from '../services/fixture-marketplace/server.js';
@@ -18,10 +23,21 @@ import { FixtureMarketplace } from '../services/fixture-marketplace/server.js';
  */
 const EMBEDDED_MARKET_ACTIVITY = { everyMs: 5 * 60_000, sold: 3, listed: 4 };
 
+/** Refuses, before anything starts, a production crawler that would serve the fixture marketplace. */
+export function assertCrawlerProductionSafe(config: Config): void {
+  const c = config.crawl;
+  if (config.core.nodeEnv !== 'production' || c.site !== 'fixture' || c.baseUrl !== EMBEDDED_FIXTURE_URL) return;
+  throw new ConfigError(
+    'CRAWL_SITE',
+    'the fixture marketplace (CRAWL_SITE=fixture with CRAWL_BASE_URL=embedded) is a test and demo service that a production start does not run: set CRAWL_SITE=mercari, or CRAWL_BASE_URL to the marketplace to crawl',
+  );
+}
+
 export async function startCrawler(ctx: PlatformContext): Promise<CrawlerRoleHandle> {
   const c = ctx.config.crawl;
   if (c.site !== 'fixture' || c.baseUrl !== EMBEDDED_FIXTURE_URL) return startCrawlerRole(ctx);
-  const market = await FixtureMarketplace.start({ activity: EMBEDDED_MARKET_ACTIVITY });
+  assertCrawlerProductionSafe(ctx.config);
+  const market = await FixtureMarketplace.start({ activity: EMBEDDED_MARKET_ACTIVITY, control: false });
   ctx.logger.child({ role: 'crawler' }).info({ url: market.url }, 'fixture marketplace serving (CRAWL_BASE_URL=embedded)');
   let role: CrawlerRoleHandle;
   try {

@@ -6,8 +6,12 @@
  * while the workers finish or hand back their jobs), then the singleton tasks' leases are
  * released and the instance leaves the instance registry, then queues, Redis connections, the
  * database and finally the embedded services this process runs (run.ts gives the whole stop a
- * deadline; the services are stopped even when it passes). Every process, whatever its roles, runs the
- * coordination (src/coordination/coordination.ts): leases, shared config follower, registry heartbeat.
+ * deadline; the services are stopped even when it passes). An embedded service that is down
+ * when the stop begins is brought back at once, and the Redis connections are back, before the
+ * roles stop, so that they can hand back their jobs; the steps are not waited for once a service
+ * they need is lost (they could only wait for the deadline). Every process, whatever its roles,
+ * runs the coordination (src/coordination/coordination.ts): leases, shared config follower,
+ * registry heartbeat.
  */
 import { assertProductionSafe, describeConfig, loadConfig, type Config } from '../config/index.js';
 import type { PlatformContext, RoleHandle } from '../context.js';
@@ -26,6 +30,8 @@ import { parseShardSpec } from '../queues/partitions.js';
 import { recordLayout } from '../queues/recorded-layouts.js';
 import { QueueRegistry } from '../queues/registry.js';
 import { provideServices, type ProvidedServices } from '../services/provide-services.js';
+import type { LostService } from '../services/supervised-service.js';
+import { assertCrawlerProductionSafe } from './crawler-role.js';
 import { roleStarters, ROLE_NAMES, type RoleName } from './roles.js';
 import { sharedConfigContent } from './shared-config-content.js';
 
@@ -53,6 +59,8 @@ export interface PlatformHandle {
   stop(options?: { deadlineMs?: number }): Promise<boolean>;
   /** Signals the embedded services this process runs to stop, without waiting (forced exit). */
   signalServicesStop(): void;
+  /** Resolves when an embedded service this process runs died and could not be restarted: the process must stop. */
+  servicesLost: Promise<LostService>;
 }
 
 /** A named step of the shutdown: its name shows in the log when it does not finish in time. */
@@ -62,10 +70,13 @@ interface StopStep {
 }
 
 const REDIS_READY_TIMEOUT_MS = 30_000;
+/** How long a stop waits for the Redis connections to come back after a restart (ioredis retries every 2 s at most). */
+const RECONNECT_MS = 5000;
 
 export async function startPlatform(options: StartOptions): Promise<PlatformHandle> {
   const config = options.config ?? loadConfig(options.env);
   assertProductionSafe(config);
+  if (options.roles.includes('crawler')) assertCrawlerProductionSafe(config);
   const logger = options.logger ?? createLogger(config);
   logger.debug({ config: describeConfig(config) }, 'configuration');
 
@@ -144,6 +155,7 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       metrics.dependencyUp.set({ dependency: 'redis' }, (await redis.ping().catch(() => '')) === 'PONG' ? 1 : 0);
       metrics.dependencyUp.set({ dependency: 'database' }, (await db.ping()) ? 1 : 0);
     });
+    exportEmbeddedServices(metrics, services);
 
     // Every process: config follower, registry heartbeat, leases (stopped in reverse: leases are
     // released after the roles stopped, then the instance leaves the registry).
@@ -194,24 +206,36 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       embedded: provided.embedded,
       ...(api?.url ? { apiUrl: api.url } : {}),
       signalServicesStop: () => provided.signalStop(),
+      servicesLost: provided.lost,
       stop: (stopOptions = {}) =>
         (stopping ??= (async () => {
           logger.info('stopping');
-          const work = runSteps();
-          let inTime = true;
-          if (stopOptions.deadlineMs === undefined) await work;
-          else {
-            inTime = await settlesWithin(work, stopOptions.deadlineMs);
-            if (!inTime) {
-              logger.error(
-                { unfinished: [...pending], deadlineMs: stopOptions.deadlineMs },
-                'shutdown deadline passed; stopping the services and exiting with these steps unfinished (their active jobs are retried as stalled)',
-              );
-            }
+          const work = (async () => {
+            // An embedded service that is down comes back first (or is given up), and the Redis
+            // connections reconnect, before the roles stop: a BullMQ worker closed while its
+            // connection is down or reconnecting never closes (BullMQ #4656) and would wait out
+            // the grace period (a Ctrl-C right after the redis-server died took 35 s).
+            if (await provided.recover()) await connections.settled(RECONNECT_MS);
+            await runSteps();
+          })();
+          // The steps end, or the deadline passes, or a service they need is lost (they would wait for the deadline).
+          const lost = provided.lost.then((l) => l.service);
+          const ended = stopOptions.deadlineMs === undefined ? work.then(() => true) : settlesWithin(work, stopOptions.deadlineMs);
+          const outcome = await Promise.race([ended.then((inTime) => (inTime ? 'finished' : 'deadline')), lost]);
+          if (outcome === 'deadline') {
+            logger.error(
+              { unfinished: [...pending], deadlineMs: stopOptions.deadlineMs },
+              'shutdown deadline passed; stopping the services and exiting with these steps unfinished (their active jobs are retried as stalled)',
+            );
+          } else if (outcome !== 'finished') {
+            logger.error(
+              { unfinished: [...pending], service: outcome },
+              `the embedded ${outcome} is lost; stopping the services and exiting with these steps unfinished (their active jobs are retried as stalled)`,
+            );
           }
           await provided.stop();
           logger.info('stopped');
-          return inTime;
+          return outcome === 'finished';
         })()),
     };
   } catch (err) {
@@ -219,4 +243,30 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
     await services?.stop();
     throw err;
   }
+}
+
+/**
+ * wp_embedded_service_up and wp_embedded_service_restarts_total for the embedded services this
+ * process runs (none unless it owns DATA_DIR), read from their supervisors at scrape time.
+ */
+function exportEmbeddedServices(metrics: Metrics, services: ProvidedServices): void {
+  if (!services.embeddedStatus().length) return;
+  const up = metrics.gauge('wp_embedded_service_up', '1 while the embedded service this process runs answers, 0 while it is down or being restarted.', [
+    'service',
+  ]);
+  const restarts = metrics.counter(
+    'wp_embedded_service_restarts_total',
+    'Restarts of an embedded service (redis, postgres) that died, by the process that runs it.',
+    ['service'],
+  );
+  const counted = new Map<string, number>();
+  const collect = () => {
+    for (const s of services.embeddedStatus()) {
+      up.set({ service: s.service }, s.up ? 1 : 0);
+      restarts.inc({ service: s.service }, s.restarts - (counted.get(s.service) ?? 0));
+      counted.set(s.service, s.restarts);
+    }
+  };
+  collect();
+  metrics.onScrape(async () => collect());
 }

@@ -151,7 +151,8 @@ describe('request latency while a dependency is down', () => {
     'answers every request within the bound while PostgreSQL is frozen (SIGSTOP)',
     async () => {
       await duringOutage('PostgreSQL frozen', 'database', async () => {
-        thaw = freezeProcessTree(cluster.pid()!);
+        cluster.pause();
+        thaw = () => cluster.resume();
         return async () => thaw!();
       });
     },

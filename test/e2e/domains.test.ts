@@ -72,6 +72,27 @@ describe('crawl, pipeline, pools, messages and dead jobs through npm start', () 
     expect(Date.parse(detail.currentCrawl.dueAt)).toBeGreaterThan(Date.now() + 60_000);
   }, 240_000);
 
+  it('serves its demo marketplace read-only: nobody on the machine can fake the crawl data through it', async () => {
+    const market = /"url":"(http:\/\/127\.0\.0\.1:\d+)","msg":"fixture marketplace serving/.exec(product.output())?.[1];
+    expect(market, 'the log names the fixture marketplace it serves').toBeDefined();
+    expect((await fetch(`${market}/search?keyword=e2e-frieren`)).status).toBe(200);
+    for (const [method, route] of [
+      ['POST', 'reset'],
+      ['POST', 'sell'],
+      ['POST', 'price'],
+      ['POST', 'behaviour'],
+      ['GET', 'requests'],
+    ] as const) {
+      const res = await fetch(`${market}/__fixture/${route}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: method === 'POST' ? '{}' : null,
+      });
+      expect(res.status, `${method} /__fixture/${route}`).toBe(404);
+    }
+    expect((await fetch(`${market}/search?keyword=${'k'.repeat(201)}`)).status).toBe(400);
+  });
+
   it('imports pool rows and serves each once: pop, pop-many, then empty', async () => {
     const items = Array.from({ length: 7 }, (_, i) => ({ text: `title ${i} — ünïcödé`, batchId: 1 }));
     const imported = await api.post('/api/pools/titles/42/items', { items });

@@ -3,6 +3,8 @@
  * host, refresh each three times (200, then 304 from its ETag, then changed content), with an
  * HTML page and a failing server showing up as the feed's error, a duplicate subscription (409)
  * and an out-of-range id answered in between, and every refresh after them still succeeding.
+ * Then feeds in UTF-16 and UTF-32 (with and without byte-order mark) and in the Channel
+ * Definition Format end ok with their titles, and one that cannot be decoded ends in error.
  *
  * (The first refresh after any failed query broke for good on the embedded PGlite this platform
  * used to run: `prepared statement "feeds-find" already exists`.)
@@ -21,6 +23,7 @@ import { adminClient, Expectations, removeDataDir, startProduct, type ProductPro
 interface Feed {
   id: number;
   url: string;
+  title: string | null;
   status: 'pending' | 'ok' | 'error';
   lastError: string | null;
   lastFetchedAt: string | null;
@@ -50,7 +53,11 @@ describe('feeds through npm start', () => {
   });
 
   const feed = async (id: number) => (await api.get<Feed>(`/api/feeds/${id}`)).body;
-  const articles = async (id: number) => (await api.get<{ articles: { url: string }[] }>(`/api/feeds/${id}/articles?limit=100`)).body.articles;
+  const articles = async (id: number) =>
+    (await api.get<{ articles: { url: string; title: string | null }[] }>(`/api/feeds/${id}/articles?limit=100`)).body.articles;
+  /** The feed once its first refresh has ended (ok or error). */
+  const settled = (id: number) =>
+    waitFor(async () => ((await feed(id)).status !== 'pending' ? feed(id) : undefined), { timeoutMs: 60_000, message: `feed ${id} stayed pending` });
 
   /** Asks for a refresh now and waits for its task to finish; its result. */
   async function refresh(id: number) {
@@ -128,6 +135,34 @@ describe('feeds through npm start', () => {
     const last = await refresh(ids[3]!);
     expect(last.result).toMatchObject({ outcome: 'not_modified' });
   }, 240_000);
+
+  it('reads feeds in UTF-16, UTF-32 and CDF, and ends one it cannot decode in error', async () => {
+    const subscribe = async (path: string) => {
+      const res = await api.post<Feed>('/api/feeds', { url: server.url(path) });
+      expect(res.status).toBe(201);
+      return res.body.id;
+    };
+    const intl = 'Iñtërnâtiônàlizætiøn 日本語 𝄞';
+    const ids = {
+      utf16le: await subscribe('/encoded/international.xml?as=utf-16le&declare=utf-16'),
+      utf16be: await subscribe('/encoded/international.xml?as=utf-16be&bom=1&declare=utf-16'),
+      utf32le: await subscribe('/encoded/international.xml?as=utf-32le&declare=utf-32'),
+      utf32be: await subscribe('/encoded/international.xml?as=utf-32be&bom=1&declare=utf-32'),
+      cdf: await subscribe('/doc/cdf-channel.xml'),
+      ebcdic: await subscribe('/doc/ebcdic.xml'),
+    };
+    expectations.expectJobFailure((l) => l.queue === 'feed-refresh' && String(l.jobId).startsWith(`feed-${ids.ebcdic}-`));
+    for (const id of [ids.utf16le, ids.utf16be, ids.utf32le, ids.utf32be]) {
+      expect(await settled(id)).toMatchObject({ status: 'ok', title: intl });
+      expect((await articles(id)).map((a) => a.title).sort()).toEqual(['Ünïcödé — “quoted” 😀', 'Ελληνικά и русский']);
+    }
+    expect(await settled(ids.cdf)).toMatchObject({ status: 'ok', title: 'CDF & channel' });
+    expect((await articles(ids.cdf)).map((a) => a.title).sort()).toEqual(['First item', 'Lower-case names', 'Second item']);
+    expect(await settled(ids.ebcdic)).toMatchObject({
+      status: 'error',
+      lastError: 'not_a_feed: cannot decode: the document is in EBCDIC, an encoding this platform does not read',
+    });
+  }, 120_000);
 
   it('logged no error and failed no job that the test did not cause', () => {
     expect(expectations.unexpected(product.lines())).toEqual([]);

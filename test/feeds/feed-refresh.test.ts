@@ -164,15 +164,21 @@ describe('feed refresh', () => {
     }
   });
 
-  it('honours Retry-After on 429: the retry waits for it, then succeeds', async () => {
+  it('honours Retry-After on 429: the retry waits for it, the feed saying so with its last error, then succeeds', async () => {
     const f = await subscribe('/rate-limited/busy.xml?times=1&after=2');
+    // While the retry waits (at least the 2 s of Retry-After), the feed says it is retrying, and why.
+    const waiting = await waitFor(async () => ((await feed(f.id)).status === 'retrying' ? feed(f.id) : undefined), {
+      message: 'the feed never showed its retry',
+    });
+    expect(waiting).toMatchObject({ status: 'retrying', errorCount: 0 });
+    expect(waiting.lastError).toMatch(/^rate_limited: /);
     const task = await waitForTask(t.api, f.taskId);
     expect(task.state).toBe('completed');
     expect(task.attemptsMade).toBe(2); // the 429, then the success
     const hits = server.requests.filter((r) => r.path === '/rate-limited/busy.xml');
     expect(hits).toHaveLength(2);
     expect(hits[1]!.at - hits[0]!.at).toBeGreaterThanOrEqual(2000);
-    expect(await feed(f.id)).toMatchObject({ status: 'ok', errorCount: 0, articleCount: 3 });
+    expect(await feed(f.id)).toMatchObject({ status: 'ok', errorCount: 0, lastError: null, articleCount: 3 });
   });
 
   it.each([

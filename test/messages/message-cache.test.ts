@@ -8,6 +8,7 @@
  * - a drain job delivered twice, a drain that died after its INSERT, or a message the API also wrote
  *   directly: each message is stored once;
  * - bad input is a 400 naming the field and nothing is cached, queued or stored;
+ * - a session nobody has written to reads as empty, and the read writes nothing (no list, no owner);
  * - messages accepted but not written to the DB yet are read back at once, from a new session too
  *   (its list has no start marker, so the DB answers, with the list's unstored messages).
  */
@@ -147,12 +148,19 @@ describe('session message cache', () => {
     await waitFor(async () => (await read(session, 50)).source === 'cache', { message: 'not completed from the DB' });
     expect((await read(session, 50)).messages).toEqual([...first, fourth]);
     expect((await read(session, 1)).messages).toEqual([fourth]);
+  });
 
-    // An empty session answers from the DB with nothing, then from the cache with nothing.
-    const empty = `s-${randomUUID()}`;
-    expect(await read(empty)).toEqual({ source: 'db', messages: [] });
-    await waitFor(async () => (await read(empty)).source === 'cache', { message: 'empty session not cached' });
-    expect((await read(empty)).messages).toEqual([]);
+  it('reads a session nobody has written to as empty, and writes nothing for it: no cache list, no owner, no fill', async () => {
+    const session = `unknown-${randomUUID()}`;
+    const fillsBefore = await fills();
+    expect(await read(session)).toEqual({ messages: [], source: 'db' });
+    expect(await read(session, 5)).toEqual({ messages: [], source: 'db' });
+    expect(await redis().exists(key(session))).toBe(0);
+    expect((await t.platform.ctx.db.pool.query('SELECT 1 FROM chat_sessions WHERE session_id = $1', [session])).rowCount).toBe(0);
+    expect(await fills()).toBe(fillsBefore);
+    // The first write still makes it the writer's, read back at once.
+    await post(session, 'first');
+    expect((await read(session)).messages.map((m) => m.content)).toEqual(['first']);
   });
 
   it('stores a message once when its drain is delivered twice, died after its INSERT, or follows a direct write', async () => {

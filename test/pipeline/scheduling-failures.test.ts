@@ -13,12 +13,18 @@ describe('rescheduling after final failures', () => {
   let t: TestPlatform;
   let q: CrawlQueues;
   let crawler: ReturnType<typeof startStandInCrawler>;
+  /** The crawls of `broken-unlucky` fail only once the test opened this gate (it reads the IP's detail first). */
+  let openGate!: () => void;
+  const gate = new Promise<void>((resolve) => (openGate = resolve));
 
   beforeAll(async () => {
     t = await startTestPlatform({ roles: ['cluster', 'pipeline', 'api'], env: { JOB_ATTEMPTS: '2', JOB_BACKOFF_MS: '50' } });
     q = new CrawlQueues(t.redis.url);
-    crawler = startStandInCrawler(t.redis.url, (job) => {
-      if (job.data.keyword.startsWith('broken-')) throw new Error(`marketplace unreachable for ${job.data.keyword}`);
+    crawler = startStandInCrawler(t.redis.url, async (job) => {
+      if (job.data.keyword.startsWith('broken-')) {
+        if (job.data.keyword === 'broken-unlucky') await gate;
+        throw new Error(`marketplace unreachable for ${job.data.keyword}`);
+      }
       return [onSale(`${job.data.ipId}-1`)];
     });
   });
@@ -31,6 +37,11 @@ describe('rescheduling after final failures', () => {
   it('reschedules an IP whose crawl failed for good, and shows the crawl among the dead jobs', async () => {
     const ip = (await t.api.post('/api/ips', { name: 'Unlucky', keyword: 'broken-unlucky' })).body;
     const failedTask = ip.currentCrawl.taskId as string;
+    // The IP's detail is read (and cached) while its first crawl is due now.
+    const firstDetail = await t.api.get(`/api/ips/${ip.id}`);
+    expect(Date.parse(firstDetail.body.nextCrawlAt)).toBeLessThan(Date.now() + 60_000);
+    expect((await t.api.get(`/api/ips/${ip.id}`)).headers.get('x-cache')).toBe('hit');
+    openGate();
     await waitFor(async () => (await q.crawl.getJobState(failedTask)) === 'failed', { message: 'crawl did not fail for good' });
     const failed = (await q.crawl.getJob(failedTask))!;
     expect(failed.attemptsMade).toBe(2);
@@ -46,11 +57,20 @@ describe('rescheduling after final failures', () => {
     expect(pending.map((j) => j.id)).toEqual([next]);
     expect(await pending[0]!.getState()).toBe('delayed');
     expect(pending[0]!.delay).toBeGreaterThan(7000_000);
-
-    // The crawl's flow: its parent ran without a result and moved the chain on.
-    const parent = (await q.results.getJob(`result-${failedTask}`))!;
-    expect(await parent.getState()).toBe('completed');
+    // The crawl's flow: its parent ran without a result and moved the chain on (the chain moves
+    // first, the parent completes once the next crawl is recorded).
+    const parent = await waitFor(
+      async () => {
+        const job = await q.results.getJob(`result-${failedTask}`);
+        return job && (await job.getState()) === 'completed' ? job : undefined;
+      },
+      { message: "the crawl's parent did not complete" },
+    );
     expect(parent.returnvalue).toMatchObject({ status: 'crawl_failed', reason: 'marketplace unreachable for broken-unlucky', nextTaskId: next });
+
+    // The detail shows the new next crawl at once, not the cached one for the cache's TTL.
+    const detail = (await t.api.get(`/api/ips/${ip.id}`)).body;
+    expect(Date.parse(detail.nextCrawlAt)).toBeGreaterThan(Date.now() + 7000_000);
 
     const dead = await t.api.get('/api/dead-jobs');
     const entry = dead.body.jobs.find((j: { id: string }) => j.id === failedTask);

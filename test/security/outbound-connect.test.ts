@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchFeed } from '../../src/feeds/fetch-feed.js';
 import { FeedRefreshError } from '../../src/feeds/refresh-failure.js';
 import { createOutboundDispatcher, type Resolver } from '../../src/net/outbound-dispatcher.js';
-import { DestinationNotAllowedError, OutboundPolicy } from '../../src/net/outbound-policy.js';
+import { DestinationNotAllowedError, NOT_ALLOWED_HINT, OutboundPolicy } from '../../src/net/outbound-policy.js';
 import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
 
 interface Attempt {
@@ -90,7 +90,7 @@ describe('outbound policy at the connection', () => {
     const { dispatcher, attempts, lookups } = guarded([], { 'target.test': [address] });
     const err = await failure(fetch('http://target.test/latest/meta-data/', { dispatcher }));
     expect(err.cause).toBeInstanceOf(DestinationNotAllowedError);
-    expect(err.cause.message).toBe('target.test is not an allowed destination');
+    expect(err.cause.message).toBe(`target.test is not an allowed destination${NOT_ALLOWED_HINT}`);
     expect(lookups).toEqual(['target.test']);
     expect(attempts).toEqual([]);
     await dispatcher.close();

@@ -13,8 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedServer } from '../fixtures/feeds/feed-server.js';
 import { startFeedPlatform, waitForTask } from '../feeds/support.js';
 import type { TestPlatform } from '../support/platform.js';
+import { NOT_ALLOWED_HINT } from '../../src/net/outbound-policy.js';
 
-const NOT_ALLOWED = (host: string) => `destination_not_allowed: ${host} is not an allowed destination`;
+const NOT_ALLOWED = (host: string) => `destination_not_allowed: ${host} is not an allowed destination${NOT_ALLOWED_HINT}`;
 
 describe('SSRF: feeds reach only what the outbound policy allows', () => {
   let t: TestPlatform;

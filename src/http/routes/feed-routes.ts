@@ -44,7 +44,7 @@ const feedReply = z.object({
   title: z.string().nullable(),
   siteUrl: z.string().nullable(),
   refreshIntervalMinutes: z.number(),
-  status: z.enum(['pending', 'ok', 'error']),
+  status: z.enum(['pending', 'ok', 'retrying', 'error']),
   lastFetchedAt: z.string().nullable(),
   nextRefreshAt: z.string().nullable(),
   lastError: z.string().nullable(),

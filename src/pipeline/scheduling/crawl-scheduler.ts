@@ -20,6 +20,7 @@ import { PENDING_STATES, QUEUED_STATES } from '../../queues/job-states.js';
 import type { QueueRegistry } from '../../queues/registry.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
+import type { PipelineCaches } from '../pipeline-caches.js';
 import type { IpStore } from '../ip-store.js';
 import type { ResultStore } from '../result-store.js';
 import type { PipelineSettings } from '../settings.js';
@@ -69,7 +70,12 @@ export interface SchedulerDeps {
   results: Pick<ResultStore, 'wasProcessed'>;
   settings: PipelineSettings;
   logger: Logger;
+  /** The IP detail cache: every path that records an IP's next crawl invalidates its cached detail. */
+  caches: Pick<PipelineCaches, 'invalidateIp'>;
 }
+
+/** IP detail caches invalidated at once when many IPs' next crawls are recorded together. */
+const INVALIDATE_CHUNK = 100;
 
 export class CrawlScheduler {
   readonly chain: CrawlChain;
@@ -339,8 +345,16 @@ export class CrawlScheduler {
   }
 
   /** Writes the planned next crawl times to the IPs (informational; the job's delay is the truth). */
-  recordNextCrawl(entries: readonly { ipId: number; dueAt: number }[]): Promise<void> {
-    return this.deps.ips.recordNextCrawl(entries);
+  /**
+   * Records the IPs' next crawls (ips.next_crawl_at) and invalidates their cached details, so that
+   * no path that moves a chain (a result, a crawl that failed for good, a trigger, a replay, the
+   * reconciliation) leaves GET /api/ips/:id stale for the cache's TTL.
+   */
+  async recordNextCrawl(entries: readonly { ipId: number; dueAt: number }[]): Promise<void> {
+    await this.deps.ips.recordNextCrawl(entries);
+    for (let i = 0; i < entries.length; i += INVALIDATE_CHUNK) {
+      await Promise.all(entries.slice(i, i + INVALIDATE_CHUNK).map((e) => this.deps.caches.invalidateIp(e.ipId)));
+    }
   }
 
   private async pendingJob(ipId: number): Promise<Job | undefined> {

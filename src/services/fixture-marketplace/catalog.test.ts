@@ -50,4 +50,19 @@ describe('FixtureCatalog', () => {
     expect(b.items('x', 'sold')).toEqual(a.items('x', 'sold'));
     expect(new FixtureCatalog({ itemsPerPage: 10, pages: 2 }).items('x', 'sold')).toHaveLength(20);
   });
+
+  it('keeps at most maxKeywords keywords, forgetting the least recently searched (which start over from their seed)', () => {
+    const c = new FixtureCatalog({ itemsPerPage: 10, pages: 2, maxKeywords: 3 });
+    const firstOfA = c.page('a', 'on_sale', 1)[0]!;
+    c.sell('a', [firstOfA.sourceId]);
+    c.page('b', 'on_sale', 1);
+    c.page('c', 'on_sale', 1);
+    c.page('a', 'on_sale', 1); // a is the most recent now: b goes first
+    c.page('d', 'on_sale', 1);
+    expect(c.keywordCount).toBe(3);
+    expect(c.items('a', 'sold')[0]!.sourceId).toBe(firstOfA.sourceId); // a kept its trade
+    for (let i = 0; i < 20_000; i++) c.page(`k${i}`, 'sold', 1);
+    expect(c.keywordCount).toBe(3);
+    expect(c.page('a', 'on_sale', 1)[0]).toEqual(firstOfA); // forgotten: back to its seed
+  });
 });

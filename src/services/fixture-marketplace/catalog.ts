@@ -33,7 +33,16 @@ export interface CatalogOptions {
   seed?: string;
   /** Off by default; the demo turns it on so that later crawls see a moving market. */
   activity?: MarketActivity;
+  /**
+   * Keywords kept in memory (default 200, about 250 kB each): past it the least recently searched
+   * keyword is forgotten (searched again, it starts over from its seed, losing the trades made to
+   * it). Bounds the memory whatever keywords a client searches.
+   */
+  maxKeywords?: number;
 }
+
+/** Default of CatalogOptions.maxKeywords. */
+export const DEFAULT_MAX_KEYWORDS = 200;
 
 interface KeywordListing {
   onSale: FixtureItem[];
@@ -75,6 +84,8 @@ export class FixtureCatalog {
   readonly pages: number;
   private readonly seed: string;
   private readonly activity: MarketActivity | undefined;
+  private readonly maxKeywords: number;
+  /** In order of last use (a Map keeps insertion order: a used keyword is moved to the end). */
   private readonly listings = new Map<string, KeywordListing>();
 
   constructor(options: CatalogOptions = {}) {
@@ -82,6 +93,12 @@ export class FixtureCatalog {
     this.pages = options.pages ?? 5;
     this.seed = options.seed ?? 'fixture';
     this.activity = options.activity;
+    this.maxKeywords = Math.max(1, options.maxKeywords ?? DEFAULT_MAX_KEYWORDS);
+  }
+
+  /** How many keywords are held in memory now (at most maxKeywords). */
+  get keywordCount(): number {
+    return this.listings.size;
   }
 
   /**
@@ -159,7 +176,11 @@ export class FixtureCatalog {
 
   private listing(keyword: string): KeywordListing {
     let l = this.listings.get(keyword);
-    if (!l) {
+    if (l) {
+      this.listings.delete(keyword);
+      this.listings.set(keyword, l);
+    } else {
+      if (this.listings.size >= this.maxKeywords) this.listings.delete(this.listings.keys().next().value!);
       const h = hash32(`${this.seed}:${keyword}`);
       l = { onSale: [], sold: [], nextSerial: 1, prefix: `m${(h % 90000) + 10000}`, random: seededRandom(h) };
       const n = this.pages * this.itemsPerPage;

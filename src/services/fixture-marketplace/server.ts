@@ -14,6 +14,12 @@
  *   POST /__fixture/price {keyword, sourceId, price}
  *   POST /__fixture/list  {keyword, count}       new listings
  *   POST /__fixture/reset                        data, rules and request log back to the start
+ *
+ * Those routes exist only with `control: true` (tests and benchmarks, which start their own
+ * marketplace). The one the platform serves for its demo (src/runtime/crawler-role.ts) has none:
+ * anyone on the machine can reach its loopback port, and must not fake the crawl data. Memory is
+ * bounded whatever is searched: keywords of at most MAX_KEYWORD_LENGTH characters, at most
+ * `maxKeywords` of them kept (catalog.ts), the request log capped at SEARCH_LOG_LIMIT entries.
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -30,7 +36,12 @@ export interface FixtureMarketplaceOptions extends CatalogOptions {
   /** Height of a result row in pixels (default 64). */
   rowHeight?: number;
   rules?: BehaviourRule[];
+  /** Serve the /__fixture/ control routes (default true); the platform's embedded demo marketplace has none. */
+  control?: boolean;
 }
+
+/** Longest keyword searched, in characters (an IP's keyword is at most as long); a longer one is answered 400. */
+export const MAX_KEYWORD_LENGTH = 200;
 
 export type RequestKind = 'home' | 'search' | 'item' | 'image' | 'font' | 'analytics' | 'captcha' | 'admin' | 'other';
 
@@ -70,6 +81,7 @@ export class FixtureMarketplace {
     readonly url: string,
     catalog: FixtureCatalog,
     private readonly rowHeight: number,
+    private readonly control: boolean,
   ) {
     this.catalog = catalog;
   }
@@ -82,7 +94,7 @@ export class FixtureMarketplace {
       server.listen(options.port ?? 0, host, () => resolve());
     });
     const { port } = server.address() as AddressInfo;
-    const market = new FixtureMarketplace(server, `http://${host}:${port}`, new FixtureCatalog(options), options.rowHeight ?? 64);
+    const market = new FixtureMarketplace(server, `http://${host}:${port}`, new FixtureCatalog(options), options.rowHeight ?? 64, options.control ?? true);
     if (options.rules) market.behaviour.set(options.rules);
     server.on('connection', (socket) => {
       market.sockets.add(socket);
@@ -119,7 +131,7 @@ export class FixtureMarketplace {
     const url = new URL(req.url ?? '/', this.url);
     const path = url.pathname;
     res.setHeader('cache-control', 'no-store');
-    if (path.startsWith('/__fixture/')) {
+    if (path.startsWith('/__fixture/') && this.control) {
       this.count('admin');
       void this.admin(req, res, url).catch((err: Error) => json(res, 400, { error: err.message }));
       return;
@@ -161,6 +173,7 @@ export class FixtureMarketplace {
   private search(req: http.IncomingMessage, res: http.ServerResponse, url: URL): void {
     this.count('search');
     const keyword = url.searchParams.get('keyword') ?? '';
+    if ([...keyword].length > MAX_KEYWORD_LENGTH) return html(res, 400, '<h1>Keyword too long</h1>');
     const status = url.searchParams.get('status') === 'sold_out' ? 'sold' : 'on_sale';
     const page = Math.max(1, Number.parseInt(url.searchParams.get('page') ?? '1', 10) || 1);
     const forwarded = String(req.headers['x-forwarded-for'] ?? '')

@@ -1,0 +1,2 @@
+-- AlterEnum
+ALTER TYPE "feed_status" ADD VALUE 'retrying';
