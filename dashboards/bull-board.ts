@@ -11,7 +11,7 @@
  *
  * It is an express app mounted beside the API's dispatcher for every path under /admin
  * (src/http/express-mount.ts); the request wrapper gives its answers their request id and
- * security headers and maps the errors it passes on (JSON 401/403/500).
+ * security headers and maps the errors it passes on (JSON 401/403/500, 503 for an outage).
  *
  * The board keeps the platform's rules: its buttons that change jobs are answered by the platform
  * first (board-actions.ts: the job console's chain replays, the board's rules in board-rules.ts),
@@ -21,8 +21,10 @@
  */
 import express, { type Request, type Response } from 'express';
 import { createBullBoard } from '@bull-board/api';
+import { errorHandler as boardErrorHandler } from '@bull-board/api/dist/handlers/error.js';
 import { ExpressAdapter } from '@bull-board/express';
 import { roleAllows } from '../src/auth/roles.js';
+import { dependencyDown } from '../src/lib/dependency-down.js';
 import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../src/errors.js';
 import { cookieToken, SESSION_COOKIE } from '../src/http/authenticate.js';
 import { expressApp, type ExpressMount, type MountContext } from '../src/http/express-mount.js';
@@ -82,6 +84,13 @@ export function bullBoardMount(options: BullBoardOptions): (context: MountContex
       queues: options.queues.all().map((q) => new PlatformQueueAdapter(q, options.queues.targetOf(q).key)),
       serverAdapter,
       options: { uiConfig: { boardTitle: 'worker-platform', miscLinks: [{ text: 'Sign out', url: LOGOUT_PATH }] } },
+    });
+    // A Redis (or database) outage is the platform's 503 naming it, with Retry-After, not the
+    // board's 500: thrown on from the board's error handler, such an error reaches the mount's
+    // error mapping (src/http/error-reply.ts).
+    serverAdapter.setErrorHandler((err) => {
+      if (dependencyDown(err)) throw err;
+      return boardErrorHandler(err);
     });
 
     const cookie = (token: string, maxAgeSeconds: number) =>

@@ -40,8 +40,24 @@ export async function startApiRole(ctx: PlatformContext): Promise<ApiRoleHandle>
     accessLog: config.http.accessLog,
     // Bull Board's buttons go through the same job console as the REST routes.
     mounts: [bullBoardMount({ queues: ctx.queues, jobs: services.jobs, cookieSecure: config.auth.cookieSecure, bodyLimit: config.http.bodyLimit })],
+    deadlines: { outageMs: config.http.outageDeadlineMs, requestMs: config.http.requestDeadlineMs, dependencyCheckMs: config.http.dependencyCheckMs },
   });
-  const server = await listen(app, config.http.host, config.http.port, config.http.shutdownGraceMs, ctx.logger.child({ role: 'api' }));
+  const { http } = config;
+  const server = await listen(app, {
+    host: http.host,
+    port: http.port,
+    graceMs: http.shutdownGraceMs,
+    limits: {
+      maxConnections: http.maxConnections,
+      maxConnectionsPerAddress: http.maxConnectionsPerAddress,
+      fdReserve: http.fdReserve,
+      headersTimeoutMs: http.headersTimeoutMs,
+      receiveTimeoutMs: http.receiveTimeoutMs,
+      keepAliveTimeoutMs: http.keepAliveTimeoutMs,
+    },
+    logger: ctx.logger.child({ role: 'api' }),
+    metrics: ctx.metrics,
+  });
   return {
     name: 'api',
     queues: [],
