@@ -2,10 +2,12 @@
  * What every role gets: configuration, logging, metrics, Redis, the queues and the database.
  * Built once per process by src/runtime/start-platform.ts and passed down explicitly.
  */
+import type { Telemetry } from 'bullmq';
 import type { Config } from './config/index.js';
 import type { Leadership } from './coordination/leadership.js';
 import type { SharedConfigView } from './coordination/shared-config.js';
 import type { Database } from './db/client.js';
+import type { RequestObserver } from './http/app.js';
 import type { Logger } from './logging/logger.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { RedisClient } from './redis/connection.js';
@@ -28,6 +30,10 @@ export interface PlatformContext {
   leadership: Leadership;
   /** The shared config the leader publishes (src/coordination/shared-config-follower.ts). */
   sharedConfig: SharedConfigView;
+  /** With tracing on (src/tracing/): BullMQ's telemetry for every Worker (the registry's Queues have it too). */
+  telemetry?: Telemetry;
+  /** With tracing on: a span around each API request. */
+  observeRequest?: RequestObserver;
 }
 
 /** A started role: what it serves and how it stops. */

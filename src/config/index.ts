@@ -10,6 +10,7 @@ import { outboundSettings } from './outbound.js';
 import { pipelineSettings } from './pipeline.js';
 import { coreSettings, databaseSettings, httpSettings, queueSettings, redisSettings } from './platform.js';
 import { poolSettings } from './pools.js';
+import { tracingSettings } from './tracing.js';
 import { weakSecretReason } from './secret-strength.js';
 import { parseShardSpec } from '../queues/partitions.js';
 
@@ -32,6 +33,7 @@ export const settingGroups = {
   pools: poolSettings,
   messages: messageSettings,
   cluster: clusterSettings,
+  tracing: tracingSettings,
 } satisfies Record<string, SettingGroup>;
 
 type Groups = typeof settingGroups;

@@ -23,7 +23,7 @@ import { clientAddress, type ProxyTrust } from './client-address.js';
 import { dispatcher } from './dispatcher.js';
 import { mountServes, requireAuth, serveExpress, type ExpressMount, type MountContext } from './express-mount.js';
 import { buildOpenApi } from './openapi.js';
-import { RequestWrapper } from './request-wrapper.js';
+import { RequestWrapper, type Exchange } from './request-wrapper.js';
 import type { AnyRoute } from './route.js';
 import { DependencyMonitor, type DependencyProbe } from './dependency-monitor.js';
 import { platformRoutes } from './routes/platform-routes.js';
@@ -48,7 +48,15 @@ export interface AppOptions {
   mounts?: ((context: MountContext) => ExpressMount)[];
   /** The deadlines (request-wrapper.ts) and the dependency monitor's interval; none without. */
   deadlines?: { outageMs: number; requestMs: number; dependencyCheckMs: number };
+  /** Around every request (tracing); none without. */
+  observe?: RequestObserver;
 }
+
+/**
+ * Sees each request whole: called as it begins, with `serve` to run its handling, which it must
+ * call once (tracing runs it inside the request's span: src/tracing/http-spans.ts).
+ */
+export type RequestObserver = (ex: Exchange, serve: () => void) => void;
 
 /** What the API's node:http server is created with (server.ts). */
 export interface HttpApp {
@@ -87,6 +95,13 @@ export function createApp(options: AppOptions): HttpApp {
     ...(deadlines ? { outageDeadlineMs: deadlines.outageMs, requestDeadlineMs: deadlines.requestMs, dependencyDown: () => monitor.down() } : {}),
   });
   if (deadlines) monitor.start();
+  const serve = (ex: Exchange) => {
+    if (dispatch(ex)) return;
+    const mount = mounts.find((m) => mountServes(m, ex.pathname));
+    if (mount) serveExpress(mount, ex);
+    else ex.fail(new NotFoundError('not_found', `no route for ${ex.req.method} ${ex.pathname}`));
+  };
+  const { observe } = options;
 
   return {
     close: () => {
@@ -95,10 +110,8 @@ export function createApp(options: AppOptions): HttpApp {
     },
     listener: (req, res) => {
       const ex = wrapper.begin(req, res);
-      if (dispatch(ex)) return;
-      const mount = mounts.find((m) => mountServes(m, ex.pathname));
-      if (mount) serveExpress(mount, ex);
-      else ex.fail(new NotFoundError('not_found', `no route for ${req.method} ${ex.pathname}`));
+      if (observe) observe(ex, () => serve(ex));
+      else serve(ex);
     },
   };
 }

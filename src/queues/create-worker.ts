@@ -43,7 +43,7 @@
  * expires; the stalled-job check of any other worker then hands it out again, so nothing is lost.
  */
 import os from 'node:os';
-import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
+import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job, type Telemetry, type WorkerOptions } from 'bullmq';
 import type { Config } from '../config/index.js';
 import { BlockedError, PermanentError, toError } from '../errors.js';
 import { dependencyDown } from '../lib/dependency-down.js';
@@ -67,6 +67,8 @@ export interface WorkerDeps {
   queues?: { layout: QueueLayout };
   /** This process in the cluster (INSTANCE_ID); names its workers. Default: <hostname>-<pid>, as the config's. */
   instanceId?: string;
+  /** With tracing on: each job's run is a span in the trace that added it (src/tracing/). */
+  telemetry?: Telemetry;
 }
 
 export interface JobContext {
@@ -234,6 +236,7 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
       autorun: settings.autorun ?? true,
       name,
       metrics: { maxDataPoints: MetricsTime.TWO_WEEKS },
+      ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
       ...settings.bullmq,
     });
     worker.on('error', (err) => errors.log(err, target.name));

@@ -41,6 +41,7 @@ export async function startApiRole(ctx: PlatformContext): Promise<ApiRoleHandle>
     // Bull Board's buttons go through the same job console as the REST routes.
     mounts: [bullBoardMount({ queues: ctx.queues, jobs: services.jobs, cookieSecure: config.auth.cookieSecure, bodyLimit: config.http.bodyLimit })],
     deadlines: { outageMs: config.http.outageDeadlineMs, requestMs: config.http.requestDeadlineMs, dependencyCheckMs: config.http.dependencyCheckMs },
+    ...(ctx.observeRequest ? { observe: ctx.observeRequest } : {}),
   });
   const { http } = config;
   const server = await listen(app, {

@@ -7,10 +7,9 @@ import { startApiRole } from './api-role.js';
 import { startClusterRole } from './cluster-role.js';
 import { startCrawler } from './crawler-role.js';
 import { maintenanceTasks } from './maintenance-tasks.js';
+import type { RoleName } from './role-names.js';
 
-/** Process roles, in start order (start-platform.ts stops them together, under one deadline). */
-export const ROLE_NAMES = ['cluster', 'feeds', 'crawler', 'pipeline', 'pools', 'messages', 'api'] as const;
-export type RoleName = (typeof ROLE_NAMES)[number];
+export { parseRoles, ROLE_NAMES, type RoleName } from './role-names.js';
 
 export const roleStarters: Record<RoleName, (ctx: PlatformContext) => Promise<RoleHandle>> = {
   cluster: (ctx) => startClusterRole(ctx, maintenanceTasks(ctx)),
@@ -21,15 +20,3 @@ export const roleStarters: Record<RoleName, (ctx: PlatformContext) => Promise<Ro
   messages: startMessagesRole,
   api: startApiRole,
 };
-
-export function parseRoles(spec: string): RoleName[] {
-  const names = spec
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (names.includes('all')) return [...ROLE_NAMES];
-  for (const n of names) {
-    if (!(ROLE_NAMES as readonly string[]).includes(n)) throw new Error(`unknown role "${n}"; roles: ${ROLE_NAMES.join(', ')}, all`);
-  }
-  return ROLE_NAMES.filter((r) => names.includes(r));
-}
