@@ -15,6 +15,7 @@
  */
 import type { RequestListener } from 'node:http';
 import type { AuthService } from '../auth/auth-service.js';
+import type { RequestObserver } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -51,12 +52,6 @@ export interface AppOptions {
   /** Around every request (tracing); none without. */
   observe?: RequestObserver;
 }
-
-/**
- * Sees each request whole: called as it begins, with `serve` to run its handling, which it must
- * call once (tracing runs it inside the request's span: src/tracing/http-spans.ts).
- */
-export type RequestObserver = (ex: Exchange, serve: () => void) => void;
 
 /** What the API's node:http server is created with (server.ts). */
 export interface HttpApp {

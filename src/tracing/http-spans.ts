@@ -11,7 +11,7 @@
  * (/healthz, /readyz, /metrics) get no span: they would be most of the traces.
  */
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
-import type { RequestObserver } from '../http/app.js';
+import type { RequestObserver } from '../context.js';
 
 const UNTRACED: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 /** Methods named as they are; any other is `_OTHER` (OpenTelemetry's convention: a client picks the method). */

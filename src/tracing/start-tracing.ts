@@ -10,7 +10,7 @@
 import type { Telemetry } from 'bullmq';
 import type { Config } from '../config/index.js';
 import { tracingOn } from '../config/tracing.js';
-import type { RequestObserver } from '../http/app.js';
+import type { RequestObserver } from '../context.js';
 import type { Logger } from '../logging/logger.js';
 
 export interface Tracing {
