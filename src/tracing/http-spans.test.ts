@@ -66,7 +66,7 @@ describe('a server span per API request', () => {
     expect(span!.name).toBe('POST /api/things/:id');
     expect(span!.attributes).toEqual({
       'http.request.method': 'POST',
-      'http.request.id': 'req-1',
+      'worker_platform.request_id': 'req-1',
       'http.route': '/api/things/:id',
       'http.response.status_code': 201,
     });

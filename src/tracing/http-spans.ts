@@ -23,7 +23,11 @@ export function requestSpans(tracer: Tracer): RequestObserver {
     if (UNTRACED.has(ex.pathname)) return serve();
     const method = METHODS.has(ex.req.method ?? '') ? ex.req.method! : '_OTHER';
     const parent = propagation.extract(ROOT_CONTEXT, ex.req.headers);
-    const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.request.id': ex.id } }, parent);
+    const span = tracer.startSpan(
+      method,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'worker_platform.request_id': ex.id } },
+      parent,
+    );
     ex.res.once('close', () => {
       // The route is known once the dispatcher (or the express mount, at 'finish') matched one.
       if (ex.route !== UNMATCHED) {

@@ -114,8 +114,8 @@ function throttledDiag(logger: Logger): DiagLogger {
       return;
     }
     last = now;
-    const detail = args.map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
-    logger.warn({ detail: detail.slice(0, 500), suppressed }, `tracing: ${message}`);
+    const detail = [message, ...args].map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+    logger.warn({ detail: detail.slice(0, 500), suppressed }, 'tracing: OpenTelemetry reported a problem (an export that failed: is the collector up?)');
     suppressed = 0;
   };
   const ignore = () => undefined;
