@@ -9,7 +9,7 @@
  * never loads an OpenTelemetry module: every ES module resolution of the platform's processes is
  * recorded (test/support/import-recorder.mjs, through NODE_OPTIONS), as a control with tracing on.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -61,6 +61,7 @@ async function ipWithPendingCrawl(api: ApiClient, name: string, keyword: string)
 
 describe('tracing on: npm start exports one trace per request, through the jobs it causes', () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'wp-e2e-tracing-'));
+  // Beside DATA_DIR, not in it: the platform warns about files there that others may read.
   const recordFile = path.join(dataDir, '..', `${path.basename(dataDir)}-imports.log`);
   const expectations = new Expectations();
   let receiver: OtlpReceiver;
@@ -80,6 +81,7 @@ describe('tracing on: npm start exports one trace per request, through the jobs 
     await product?.stop();
     await receiver?.stop();
     await removeDataDir(dataDir);
+    rmSync(recordFile, { force: true });
   });
 
   it('links POST /api/ips/:id/crawl to the crawl run, its result processing and their database writes', async () => {
@@ -192,6 +194,7 @@ describe('tracing off: nothing exported, no OpenTelemetry module loaded', () => 
     await product?.stop();
     await receiver?.stop();
     await removeDataDir(dataDir);
+    rmSync(recordFile, { force: true });
   });
 
   it('serves requests and runs jobs with the endpoint set and OTEL_ENABLED=false, exporting nothing', async () => {
