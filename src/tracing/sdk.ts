@@ -25,6 +25,7 @@
  */
 import { register } from 'node:module';
 import { diag, DiagLogLevel, trace, type DiagLogger } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -73,7 +74,10 @@ export async function startSdk(options: SdkOptions): Promise<Tracing> {
     sampler: platformSampler(t.sampleRatio),
     spanProcessors: [new BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
   });
-  provider.register(); // AsyncLocalStorage context, W3C trace context propagation
+  // AsyncLocalStorage context; W3C trace context only, no baggage: what a client sends is copied
+  // into every job it causes (BullMQ keeps the context in the job), so only the bounded
+  // traceparent/tracestate pair is taken, never an arbitrary baggage header.
+  provider.register({ propagator: new W3CTraceContextPropagator() });
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [

@@ -3,8 +3,8 @@
  * before the modules it instruments), with the platform's queue registry and worker factory, in
  * the http/json encoding (the e2e test, test/e2e/tracing.test.ts, covers the default protobuf):
  * a job's run is a span in the trace that added it, with its Redis commands under it; a delayed
- * job runs in a trace of its own; a delayed job brought forward runs in the caller's trace; a
- * job's return value is not exported.
+ * job runs in a trace of its own; a delayed job brought forward runs in the caller's trace (and
+ * carries its trace context, never a client's baggage); a job's return value is not exported.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OTLP_KIND, startOtlpReceiver, traceOf, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
@@ -17,6 +17,7 @@ describe('tracing export (http/json) through the queue registry and the worker f
   let redis: TestRedis;
   let receiver: OtlpReceiver;
   let spans: ReceivedSpan[];
+  let output: string;
 
   beforeAll(async () => {
     [redis, receiver] = await Promise.all([startTestRedis(), startOtlpReceiver()]);
@@ -29,6 +30,7 @@ describe('tracing export (http/json) through the queue registry and the worker f
     expect(child.output()).toMatch(/^done$/m);
     await child.exited;
     spans = receiver.spans();
+    output = child.output();
   });
   afterAll(async () => {
     await receiver?.stop();
@@ -61,6 +63,9 @@ describe('tracing export (http/json) through the queue registry and the worker f
     const trace = traceOf(spans, promoted.traceId);
     expect(trace.ancestors(promoted).map((s) => s.name)).toEqual(['promote maintenance', 'caller']);
     expect(trace.ancestors(promoted)[0]!.attributes['bullmq.job.id']).toBe(promoted.attributes['bullmq.job.id']);
+    // The job carries the W3C trace context of the promote span, and no baggage the caller had.
+    const recorded = JSON.parse(/^promoted job's trace context: (.*)$/m.exec(output)![1]!);
+    expect(recorded).toEqual({ traceparent: `00-${promoted.traceId}-${promoted.parentSpanId}-01` });
   });
 
   it("exports no job's return value", () => {
