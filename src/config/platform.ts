@@ -146,8 +146,8 @@ export const databaseSettings = {
   connectTimeoutMs: setting(
     'DATABASE_CONNECT_TIMEOUT_MS',
     int(100),
-    5000,
-    'How long a query waits for a pooled connection, or for a new one to connect, before it fails as the database being unavailable.',
+    10000,
+    'How long a query waits for a pooled connection, or for a new one to connect, before it fails as the database being unavailable (a request is answered 503 sooner, HTTP_OUTAGE_DEADLINE_MS, once the database is seen down).',
   ),
   queryTimeoutMs: setting(
     'DATABASE_QUERY_TIMEOUT_MS',
