@@ -14,7 +14,7 @@ import { guardTail, type Revocation } from '../revocation/revocation.js';
 import { FirstConnect } from '../lib/first-connect.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import { NO_REPLICA_ACK, type ReplicaAck, type ReplicaAckError } from '../redis/replica-ack.js';
+import { NO_REPLICA_ACK, type ConnectionMark, type ReplicaAck, type ReplicaAckError } from '../redis/replica-ack.js';
 import type { ScriptTail } from '../redis/script.js';
 import { withDeadline } from '../lib/deadline.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
@@ -38,7 +38,7 @@ export interface PopReply {
    */
   shortfall?: ReplicaAckError;
   /** With a shortfall: the connection the pop went to, the only one its put-back may use. */
-  sentOn?: object;
+  sentOn?: ConnectionMark;
 }
 
 /** A put-back refused because the connection is no longer the one the pop went to. */
@@ -100,7 +100,7 @@ export class PoolLists {
    * same connection: after a failover the promoted replica may still hold the items in the pool,
    * and a second copy would be served twice; elsewhere it rejects with ConnectionChangedError.
    */
-  async putBack(type: PoolType, groupId: number, items: PoolItem[], sentOn?: object): Promise<number> {
+  async putBack(type: PoolType, groupId: number, items: PoolItem[], sentOn?: ConnectionMark): Promise<number> {
     const pool = this.keys.pool(type, groupId);
     if (sentOn && !(this.options.replicaAck ?? NO_REPLICA_ACK).sameConnection(this.redis, pool, sentOn)) throw new ConnectionChangedError();
     return this.redis.rpush(pool, ...items.map(encodeItem).reverse());

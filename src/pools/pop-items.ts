@@ -33,7 +33,7 @@ import type { Logger } from '../logging/logger.js';
 import { commandMayHaveRun } from './command-may-have-run.js';
 import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 import { DeadlineError } from '../lib/deadline.js';
-import { ReplicaAckError } from '../redis/replica-ack.js';
+import { ReplicaAckError, type ConnectionMark } from '../redis/replica-ack.js';
 import type { PoolItem, PoolType, ServedItem } from './pool-item.js';
 import { ConnectionChangedError, type PoolLists, type PopReply } from './pool-lists.js';
 import type { PoolMetrics } from './pool-metrics.js';
@@ -170,7 +170,7 @@ export class PoolPopper {
    * connection just dropped) is sent again once it is up, unless it is bound to the connection
    * the pop went to (`sentOn`, an unconfirmed pop): then its rows are in doubt.
    */
-  private async putBack(type: PoolType, groupId: number, items: PoolItem[], sentOn?: object, why: 'late' | 'unconfirmed' = 'unconfirmed'): Promise<void> {
+  private async putBack(type: PoolType, groupId: number, items: PoolItem[], sentOn?: ConnectionMark, why: 'late' | 'unconfirmed' = 'unconfirmed'): Promise<void> {
     const { lists, metrics } = this.deps;
     const giveUpAt = Date.now() + PUT_BACK_PATIENCE_MS;
     for (;;) {

@@ -6,11 +6,13 @@
  *
  * Why the same connection: WAIT waits for the replication offset of the last write of the
  * connection it is sent on. On a Redis Cluster that is the connection to the master of the key's
- * slot (each node has its own). So the connection the write goes to is noted before the write, and
- * WAIT is sent only when, after the reply, the same socket is still the one to that master; a
- * reconnect in between (the write may have gone to a master that died, WAIT would go to the new
- * one and report the replicas of a server that never saw the write) counts as a shortfall. Other
- * writes of the connection (shared by many requests) only make the wait cover more.
+ * slot (each node has its own). So the connection the write goes to is noted before the write,
+ * with the number of times it has closed so far, and WAIT is sent after the reply only when it is
+ * still the connection to that master and has not closed meanwhile; a reconnect in between (the
+ * write may have gone to a master that died, WAIT would go to the new one and report the replicas
+ * of a server that never saw the write) counts as a shortfall. A write queued while the
+ * connection was still being made goes out on the first connection, which is the one WAIT then
+ * uses. Other writes of the connection (shared by many requests) only make the wait cover more.
  *
  * Outcomes (who does what with them is in docs/operations.md, "Redis high availability"):
  *   confirmed  WAIT answered >= REDIS_REPLICA_ACKS: a promoted replica holds the write;
@@ -52,11 +54,17 @@ export interface AckedWrite<T> {
   value: T;
   shortfall?: ReplicaAckError;
   /**
-   * With a shortfall: the socket the write went to, for a caller that must undo the write on the
-   * same server and nowhere else (`sameConnection`): after a reconnect it may be talking to a
+   * With a shortfall: the connection the write went to, for a caller that must undo the write on
+   * the same server and nowhere else (`sameConnection`): after a reconnect it may be talking to a
    * promoted replica that never saw the write.
    */
-  sentOn?: object;
+  sentOn?: ConnectionMark;
+}
+
+/** A connection as it was at one moment: the client (a Cluster's node) and how often it had closed. */
+export interface ConnectionMark {
+  readonly connection: Redis;
+  readonly closes: number;
 }
 
 export class ReplicaAck {
@@ -73,22 +81,28 @@ export class ReplicaAck {
    */
   async afterWrite<T>(client: RedisClient, key: string, write: () => Promise<T>): Promise<AckedWrite<T>> {
     if (!this.enabled) return { value: await write() };
+    const clusterCloses = client instanceof Cluster ? closesOf(client) : 0;
     const before = connectionOf(client, key);
-    const socket = before?.stream;
+    const beforeCloses = before ? closesOf(before) : 0;
     const value = await write();
     const after = connectionOf(client, key);
-    const sentOn = socket ? { sentOn: socket } : {};
-    if (!before || after !== before || after.stream !== socket || after.status !== 'ready') {
+    const changed =
+      !after ||
+      after.status !== 'ready' ||
+      (client instanceof Cluster && closesOf(client) !== clusterCloses) ||
+      (before !== undefined && (after !== before || closesOf(after) !== beforeCloses));
+    if (changed) {
+      const sentOn = before ? { sentOn: { connection: before, closes: beforeCloses } } : {};
       return { value, ...sentOn, shortfall: new ReplicaAckError('the connection changed while the write was in flight: it may not have reached a replica', 0) };
     }
     const { shortfall } = await this.wait(after);
-    return shortfall ? { value, shortfall, ...sentOn } : { value };
+    return shortfall ? { value, shortfall, sentOn: { connection: after, closes: closesOf(after) } } : { value };
   }
 
-  /** Whether a command on `key` would go to the socket `sentOn` (an AckedWrite's), connected now. */
-  sameConnection(client: RedisClient, key: string, sentOn: object): boolean {
+  /** Whether a command on `key` would go to the connection `sentOn` (an AckedWrite's), connected and not closed since. */
+  sameConnection(client: RedisClient, key: string, sentOn: ConnectionMark): boolean {
     const connection = connectionOf(client, key);
-    return connection?.stream === sentOn && connection.status === 'ready';
+    return connection === sentOn.connection && closesOf(connection) === sentOn.closes && connection.status === 'ready';
   }
 
   /** Like afterWrite, but a shortfall rejects with the ReplicaAckError. */
@@ -118,6 +132,25 @@ export class ReplicaAck {
 
 /** No wait (REDIS_REPLICA_ACKS=0): for the collaborators built without one. */
 export const NO_REPLICA_ACK = new ReplicaAck({ replicas: 0, timeoutMs: 0 });
+
+const closeCounts = new WeakMap<Redis | Cluster, { n: number }>();
+
+/**
+ * How often a connection has closed since it was first asked about (a Cluster: any of its node
+ * connections ended). The listener is added on the first call: counts are only ever compared
+ * with a count taken earlier.
+ */
+function closesOf(emitter: Redis | Cluster): number {
+  let count = closeCounts.get(emitter);
+  if (!count) {
+    const c = { n: 0 };
+    const bump = () => void c.n++;
+    emitter.on('close', bump);
+    if (emitter instanceof Cluster) emitter.on('-node', bump);
+    closeCounts.set(emitter, (count = c));
+  }
+  return count.n;
+}
 
 /** The connection a command on `key` goes to: the client itself, or on a Cluster its connection to the master of the key's slot (undefined while unknown). */
 function connectionOf(client: RedisClient, key: string): Redis | undefined {

@@ -1,10 +1,10 @@
 /**
  * The wait for replicas (src/redis/replica-ack.ts) and READONLY handling (src/redis/connection.ts)
  * against real servers on loopback:
- * - a master with one replica: a write is confirmed; with the replica stopped, or more replicas
- *   required than exist, the write is done but reported as a shortfall after the timeout; a
- *   reconnect between the write and WAIT is a shortfall too (WAIT on a new connection would
- *   report replicas that never saw the write);
+ * - a master with one replica: a write is confirmed (also one queued before the connection was
+ *   up); with the replica stopped, or more replicas required than exist, the write is done but
+ *   reported as a shortfall after the timeout; a reconnect between the write and WAIT is a
+ *   shortfall too (WAIT on a new connection would report replicas that never saw the write);
  * - a Redis Cluster with replicas: WAIT goes to the master of the key's slot (a write on a master
  *   whose replica is stopped falls short, one on another master is confirmed);
  * - a master demoted under a connection: writes answered READONLY make the connection reconnect
@@ -66,6 +66,18 @@ describe('WAIT after a write, on a master with one replica', () => {
     expect(shortfall?.acknowledged).toBe(1);
     // Off: nothing waited for.
     expect((await new ReplicaAck({ replicas: 0, timeoutMs: 0 }).afterWrite(client, 'k5', () => client.set('k5', 'z'))).shortfall).toBeUndefined();
+  });
+
+  it('confirms a write queued while the connection was still being made (it goes out on that first connection)', async () => {
+    const fresh = createRedisClient({ kind: 'single', url: master.url }, 'bullmq', OPTIONS, 'fresh');
+    fresh.on('error', () => undefined);
+    try {
+      expect(fresh.status).not.toBe('ready');
+      const ack = new ReplicaAck({ replicas: 1, timeoutMs: 500 });
+      expect(await ack.write(fresh, 'k7', () => fresh.set('k7', 'early'))).toBe('OK');
+    } finally {
+      fresh.disconnect();
+    }
   });
 
   it('reports a reconnect between the write and WAIT as a shortfall, and binds the undo to the old connection', async () => {
