@@ -80,7 +80,10 @@ async function httpBench(apis: { url: string; pid: number }[], redisUrl: string,
     const key = keys.pool('titles', group);
     await redis.del(key, keys.poolConsumed('titles', group));
     for (let i = 0; i < POOL_FILL; i += 5000) {
-      await redis.lpush(key, ...Array.from({ length: 5000 }, (_, k) => encodeItem({ id: group * 10_000_000 + i + k, text: 'A pooled title of about fifty bytes' })));
+      await redis.lpush(
+        key,
+        ...Array.from({ length: 5000 }, (_, k) => encodeItem({ id: group * 10_000_000 + i + k, text: 'A pooled title of about fifty bytes' })),
+      );
     }
   };
   const tokens = await Promise.all(apis.map((a) => adminToken(a.url)));
@@ -209,7 +212,12 @@ async function main(): Promise<void> {
     const apis: { url: string; pid: number }[] = [];
     for (const mode of MODES) {
       // The first api process migrates the database; the second finds it migrated.
-      const api = await spawnServer(pinning, ['workers/run-role.ts', 'api'], env(master.url, databaseUrl, path.join(tmp, `data-${mode.acks}`), mode.acks), /API\s+(http:\/\/\S+)\/api/);
+      const api = await spawnServer(
+        pinning,
+        ['workers/run-role.ts', 'api'],
+        env(master.url, databaseUrl, path.join(tmp, `data-${mode.acks}`), mode.acks),
+        /API\s+(http:\/\/\S+)\/api/,
+      );
       children.push(api.server);
       apis.push({ url: api.match[1]!, pid: api.server.pid });
     }

@@ -59,7 +59,11 @@ describe('Redis settings', () => {
       [{ ...sentinelEnv, REDIS_SENTINELS: '10.0.0.1:99999' }, 'REDIS_SENTINELS', /is not host:port/],
       [{ REDIS_CLUSTER_NODES: '127.0.0.1:7000,nonsense' }, 'REDIS_CLUSTER_NODES', /"nonsense" is not host:port/],
       [{ REDIS_REPLICA_ACKS: '1' }, 'REDIS_REPLICA_ACKS', /embedded redis-server has no replica/],
-      [{ ...sentinelEnv, REDIS_REPLICA_ACKS: '1', REDIS_REPLICA_ACK_TIMEOUT_MS: '2000' }, 'REDIS_REPLICA_ACK_TIMEOUT_MS', /shorter than REDIS_COMMAND_TIMEOUT_MS/],
+      [
+        { ...sentinelEnv, REDIS_REPLICA_ACKS: '1', REDIS_REPLICA_ACK_TIMEOUT_MS: '2000' },
+        'REDIS_REPLICA_ACK_TIMEOUT_MS',
+        /shorter than REDIS_COMMAND_TIMEOUT_MS/,
+      ],
       [{ ...sentinelEnv, REDIS_REPLICA_ACKS: '1', MESSAGE_REDIS_TIMEOUT_MS: '150' }, 'REDIS_REPLICA_ACK_TIMEOUT_MS', /shorter than MESSAGE_REDIS_TIMEOUT_MS/],
     ];
     for (const [env, variable, message] of cases) {

@@ -170,7 +170,13 @@ export class PoolPopper {
    * connection just dropped) is sent again once it is up, unless it is bound to the connection
    * the pop went to (`sentOn`, an unconfirmed pop): then its rows are in doubt.
    */
-  private async putBack(type: PoolType, groupId: number, items: PoolItem[], sentOn?: ConnectionMark, why: 'late' | 'unconfirmed' = 'unconfirmed'): Promise<void> {
+  private async putBack(
+    type: PoolType,
+    groupId: number,
+    items: PoolItem[],
+    sentOn?: ConnectionMark,
+    why: 'late' | 'unconfirmed' = 'unconfirmed',
+  ): Promise<void> {
     const { lists, metrics } = this.deps;
     const giveUpAt = Date.now() + PUT_BACK_PATIENCE_MS;
     for (;;) {

@@ -10,11 +10,17 @@
  * had not received) is printed. With REDIS_REPLICA_ACKS=1 nothing acknowledged is lost: every
  * message answered 201 is read back and stored, no pool row is served twice.
  *
- * Neither password appears in any log line.
+ * Neither password appears in any log line. A manual failover (the old master demoted while
+ * alive) moves every kind of connection to the new master by itself as well.
  */
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.js';
+import { createRedisClient } from '../../src/redis/connection.js';
+import { configuredRedis } from '../../src/redis/redis-target.js';
 import { ROLE_NAMES } from '../../src/runtime/roles.js';
 import { startTestRedisSentinel, type TestRedisSentinel } from '../support/redis-sentinel.js';
+import { waitFor } from '../support/wait.js';
 import { describeReport, runFailover, WORK_ENV, type FailoverTopology } from './failover-run.js';
 import { startHaPlatform, type HaPlatform } from './support.js';
 
@@ -95,4 +101,54 @@ describe('the platform on Redis Sentinel: the master killed mid-work', () => {
     noSecretsLogged(p.lines);
     await stop();
   }, 240_000);
+
+  it('a manual failover (SENTINEL FAILOVER, the old master demoted alive): every kind of connection goes on to the new master by itself', async () => {
+    const target = configuredRedis(loadConfig(sentinel.env))!;
+    const options = { connectTimeoutMs: 1000, commandTimeoutMs: 1000 };
+    const clients = (['bullmq', 'producer', 'command', 'once'] as const).map((kind) => {
+      const client = createRedisClient(target, kind, options, `manual-${kind}`) as Redis;
+      client.on('error', () => undefined);
+      return { kind, client };
+    });
+    try {
+      const port = async (client: Redis) => Number(/^tcp_port:(\d+)/m.exec(await client.info('server'))?.[1]);
+      const old = await sentinel.masterPort();
+      await waitFor(async () => (await Promise.all(clients.map(async ({ client }) => (await port(client).catch(() => 0)) === old))).every(Boolean), {
+        message: 'not every connection reached the master',
+      });
+      // The queue connection keeps writing throughout: its writes wait for the new master.
+      let writing = true;
+      let written = 0;
+      const queue = clients[0]!.client;
+      const writer = (async () => {
+        while (writing) {
+          await queue.incr('wp-test:manual-failover');
+          written++;
+        }
+      })();
+      await sentinel.failover();
+      const promoted = await sentinel.waitForFailover(old);
+      const atPromotion = written;
+      // Each connection writes on the promoted master again, without a restart (a request-path
+      // connection may fail a command or two while it switches: it has no offline queue).
+      await waitFor(
+        async () =>
+          (
+            await Promise.all(
+              clients.map(async ({ client }) => {
+                if ((await port(client).catch(() => 0)) !== promoted) return false;
+                await client.set(`wp-test:manual-failover:${client.options.connectionName}`, 'x');
+                return true;
+              }),
+            ).catch(() => [false])
+          ).every(Boolean),
+        { timeoutMs: 30_000, message: 'not every connection went on to the promoted master' },
+      );
+      await waitFor(() => written >= atPromotion + 50, { message: 'the queue connection did not go on writing' });
+      writing = false;
+      await writer;
+    } finally {
+      for (const { client } of clients) client.disconnect();
+    }
+  }, 120_000);
 });

@@ -65,6 +65,8 @@ export interface TestRedisSentinel {
    * (Started as a master, it would wait for a sentinel to convert it, which takes 10-20 s.)
    */
   restart(port: number): Promise<void>;
+  /** Asks a sentinel for a failover now (SENTINEL FAILOVER): a replica is promoted and the master, alive, demoted. */
+  failover(): Promise<void>;
   /** Resolves with the new master once every sentinel names a master other than `oldPort` and that node says it is one. */
   waitForFailover(oldPort: number, timeoutMs?: number): Promise<number>;
   /** Resolves once the current master has `count` replicas online and caught up with it. */
@@ -245,6 +247,9 @@ export async function startTestRedisSentinel(options: SentinelOptions = {}): Pro
         const [master] = await reportedMaster();
         if (master === undefined || master === port) throw new Error(`no other master to restart ${port} as a replica of`);
         await startDataNode(port, master);
+      },
+      failover: async () => {
+        await once(sentinelProcs[0]!.port, sentinelPassword, (c) => c.call('SENTINEL', 'FAILOVER', name));
       },
       waitForFailover: async (oldPort, timeoutMs = 30_000) =>
         waitFor(
