@@ -82,7 +82,7 @@ export class PoolPopper {
       if (shortfall) {
         // The replicas did not confirm the pop: a failover now would put its items back in the
         // pool, and serving them would serve them twice. They go back now and are served later.
-        if (items.length) void this.putBack(type, groupId, items, sentOn);
+        if (items.length) this.putBackUnconfirmed(type, groupId, items, shortfall, sentOn);
         throw shortfall;
       }
       for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
@@ -141,7 +141,7 @@ export class PoolPopper {
           lists.pop(type, groupId, wanted, (late) => this.whenLate(type, groupId, wanted, late), revocation),
         );
         if (shortfall) {
-          if (items.length) void this.putBack(type, groupId, items, sentOn);
+          if (items.length) this.putBackUnconfirmed(type, groupId, items, shortfall, sentOn);
           return;
         }
         for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
@@ -158,11 +158,21 @@ export class PoolPopper {
   private whenLate(type: PoolType, groupId: number, count: number, late: Promise<PopReply>): void {
     late.then(
       // A late pop its replicas did not confirm goes back on its own connection only (see putBack).
-      ({ items, shortfall, sentOn }) => (items.length ? void this.putBack(type, groupId, items, shortfall ? sentOn : undefined, 'late') : undefined),
+      ({ items, shortfall, sentOn }) => {
+        if (!items.length) return;
+        if (shortfall) this.putBackUnconfirmed(type, groupId, items, shortfall, sentOn);
+        else void this.putBack(type, groupId, items, undefined, 'late');
+      },
       (err: unknown) => {
         if (commandMayHaveRun(err)) this.inDoubt(type, groupId, count, err);
       },
     );
+  }
+
+  /** The items of a pop its replicas did not confirm go back on the pop's own connection, or are in doubt when it is not known. */
+  private putBackUnconfirmed(type: PoolType, groupId: number, items: PoolItem[], shortfall: ReplicaAckError, sentOn: ConnectionMark | undefined): void {
+    if (sentOn) void this.putBack(type, groupId, items, sentOn);
+    else this.inDoubt(type, groupId, items.length, shortfall, items);
   }
 
   /**
