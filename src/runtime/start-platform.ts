@@ -24,6 +24,8 @@ import { Metrics } from '../metrics/metrics.js';
 import { connectionOptions, waitForReady } from '../redis/connection.js';
 import { RedisConnections } from '../redis/connections.js';
 import { createKeys } from '../redis/keys.js';
+import { describeTarget } from '../redis/redis-target.js';
+import { replicaAckSettings } from '../redis/replica-ack.js';
 import { JOB_STATES } from '../queues/job-inspector.js';
 import { queues as queueDefinitions, type QueueKey } from '../queues/definitions.js';
 import { parseShardSpec } from '../queues/partitions.js';
@@ -116,11 +118,12 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
     steps.push({ name: 'database connections', run: () => db.close() });
 
     const keys = createKeys(config.redis.prefix);
-    const connections = new RedisConnections(services.redis, connectionOptions(config), logger);
+    const connections = new RedisConnections(services.redis, connectionOptions(config), logger, replicaAckSettings(config));
     steps.push({ name: 'redis connections', run: () => connections.close() });
     const redis = connections.create('command', 'commands');
+    const target = services.redis;
     await waitForReady(redis, REDIS_READY_TIMEOUT_MS).catch((err: Error) => {
-      throw new Error(`Redis is not reachable (${err.message}); check REDIS_URL / REDIS_CLUSTER_NODES`);
+      throw new Error(`Redis is not reachable at ${describeTarget(target)} (${err.message}); check REDIS_URL / REDIS_SENTINELS / REDIS_CLUSTER_NODES`);
     });
 
     const layout = await recordLayout(

@@ -1,6 +1,6 @@
 /**
  * Provides Redis and PostgreSQL to a process: the configured servers (REDIS_URL /
- * REDIS_CLUSTER_NODES, DATABASE_URL), or the embedded default under DATA_DIR.
+ * REDIS_SENTINELS / REDIS_CLUSTER_NODES, DATABASE_URL), or the embedded default under DATA_DIR.
  *
  * Embedded default, per data directory:
  * - owner: the first process takes the DATA_DIR lock and starts a private redis-server and
@@ -23,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../logging/logger.js';
+import { configuredRedis, type RedisTarget } from '../redis/redis-target.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { isPortFree } from './free-port.js';
 import { startPostgresServer, stopLeftBehindPostgres } from './postgres-server-process.js';
@@ -32,7 +33,9 @@ import { DEFAULT_RESTART_POLICY } from './restart-budget.js';
 import { generatePassword, readServicesState, writeServicesState, type ServicesState } from './services-file.js';
 import { SupervisedService, type EmbeddedServiceName, type LostService, type ServiceStatus } from './supervised-service.js';
 
-export type RedisTarget = { kind: 'single'; url: string } | { kind: 'cluster'; nodes: { host: string; port: number }[] };
+// The target type and its parsing belong to the Redis layer; re-exported for the callers that take them from here.
+export type { RedisTarget } from '../redis/redis-target.js';
+export { configuredRedis } from '../redis/redis-target.js';
 
 export interface ProvidedServices {
   redis: RedisTarget;
@@ -68,20 +71,6 @@ const UNSUPERVISED = { embeddedStatus: () => [], lost: new Promise<LostService>(
 export const EMBEDDED_DATABASE = 'platform';
 /** How long an attaching process waits for the owner's services to answer. */
 const ATTACH_TIMEOUT_MS = 120_000;
-
-export function parseClusterNodes(spec: string): { host: string; port: number }[] {
-  return spec.split(',').map((s) => {
-    const [host, port] = s.trim().split(':');
-    if (!host || !port || !Number.isInteger(Number(port))) throw new Error(`REDIS_CLUSTER_NODES: "${s}" is not host:port`);
-    return { host, port: Number(port) };
-  });
-}
-
-export function configuredRedis(config: Config): RedisTarget | undefined {
-  if (config.redis.clusterNodes) return { kind: 'cluster', nodes: parseClusterNodes(config.redis.clusterNodes) };
-  if (config.redis.url) return { kind: 'single', url: config.redis.url };
-  return undefined;
-}
 
 /** Polls `check` every 100 ms until it answers true (true) or 'lost' (false), or `timeoutMs` passes (false). */
 async function answersWithin(check: () => Promise<boolean | 'lost'>, timeoutMs: number): Promise<boolean> {
@@ -289,7 +278,7 @@ async function attach(
       const runs = state.owner.runs ?? [];
       if (need.needRedis && (!state.redis || !runs.includes('redis')))
         throw new Error(
-          `the platform process ${owner} that owns ${dataDir} runs no embedded Redis (it uses REDIS_URL or REDIS_CLUSTER_NODES): set the same here`,
+          `the platform process ${owner} that owns ${dataDir} runs no embedded Redis (it uses REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): set the same here`,
         );
       if (need.needDb && (!state.postgres || !runs.includes('postgres')))
         throw new Error(`the platform process ${owner} that owns ${dataDir} runs no embedded PostgreSQL (it uses DATABASE_URL): set the same here`);
