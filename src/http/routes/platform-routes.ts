@@ -20,8 +20,8 @@ export interface PlatformRouteOptions {
   metricsPublic: boolean;
   /** A static bearer token for Prometheus scrapes of /metrics (an admin's token works too). */
   metricsToken?: string;
-  /** The OpenAPI document as JSON text (built once, from every route). */
-  openapi: () => string;
+  /** The OpenAPI document as JSON text (built once, from every route); none, no route. */
+  openapi?: () => string;
 }
 
 const PROBE_TIMEOUT_MS = 2000;
@@ -34,6 +34,7 @@ function probe(p: DependencyProbe): Promise<boolean> {
 const dependencies = z.record(z.string(), z.enum(['up', 'down']));
 
 export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
+  const { openapi } = options;
   return [
     defineRoute({
       method: 'get',
@@ -76,14 +77,18 @@ export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
         return { text: body, headers: { 'content-type': contentType } };
       },
     }),
-    defineRoute({
-      method: 'get',
-      path: '/api/openapi.json',
-      tag: 'platform',
-      access: 'user',
-      summary: 'This document.',
-      responses: { 200: { description: 'OpenAPI 3.1' } },
-      handler: () => ({ json: options.openapi() }),
-    }),
+    ...(openapi
+      ? [
+          defineRoute({
+            method: 'get',
+            path: '/api/openapi.json',
+            tag: 'platform',
+            access: 'user',
+            summary: 'This document.',
+            responses: { 200: { description: 'OpenAPI 3.1' } },
+            handler: () => ({ json: openapi() }),
+          }),
+        ]
+      : []),
   ];
 }
