@@ -3,8 +3,12 @@
  *
  * - `bullmq`: for BullMQ Workers/QueueEvents; maxRetriesPerRequest null (BullMQ requires it), commands
  *   wait across a Redis restart and the connection comes back by itself.
- * - `producer`: for BullMQ Queues in request paths; no offline queue, so adding a job while Redis is
- *   down fails fast and the caller can take its fallback path.
+ * - `producer`: for BullMQ Queues in request paths (adding jobs, the job console, Bull Board); no
+ *   offline queue, so adding a job while Redis is down fails fast and the caller can take its
+ *   fallback path, and a command timeout (REDIS_QUEUE_COMMAND_TIMEOUT_MS), so that a frozen Redis
+ *   (SIGSTOP, a hung host: the connection stays "ready" and commands wait for ever) fails a
+ *   command instead of holding its request. A job added with a timeout may still be added once
+ *   Redis runs again: adds that must happen once carry a job id (BullMQ's deduplication).
  * - `command`: raw commands in request paths (pools, caches, blacklist); fail fast with a
  *   command timeout, reconnect in the background.
  * - `once`: raw commands that must run at most once and whose late replies matter (pool pops):
@@ -23,11 +27,18 @@ export type ConnectionKind = 'bullmq' | 'producer' | 'command' | 'once';
 
 export interface RedisConnectionOptions {
   connectTimeoutMs: number;
+  /** Of the `command` kind. */
   commandTimeoutMs: number;
+  /** Of the `producer` kind (queues); default: commandTimeoutMs. */
+  queueCommandTimeoutMs?: number;
 }
 
 export function connectionOptions(config: Config): RedisConnectionOptions {
-  return { connectTimeoutMs: config.redis.connectTimeoutMs, commandTimeoutMs: config.redis.commandTimeoutMs };
+  return {
+    connectTimeoutMs: config.redis.connectTimeoutMs,
+    commandTimeoutMs: config.redis.commandTimeoutMs,
+    queueCommandTimeoutMs: config.redis.queueCommandTimeoutMs,
+  };
 }
 
 const TRYAGAIN_RETRY_MS = 100;
@@ -48,7 +59,7 @@ function optionsFor(kind: ConnectionKind, o: RedisConnectionOptions): RedisOptio
     case 'bullmq':
       return { ...base, maxRetriesPerRequest: null, enableReadyCheck: true };
     case 'producer':
-      return { ...base, maxRetriesPerRequest: 1, enableOfflineQueue: false };
+      return { ...base, maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: o.queueCommandTimeoutMs ?? o.commandTimeoutMs };
     case 'command':
       return { ...base, maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: o.commandTimeoutMs };
     case 'once':

@@ -23,14 +23,24 @@ export async function startApiRole(ctx: PlatformContext, probes: DependencyProbe
   const { auth, accounts } = wiredAuth;
   await accounts.ensureAdmin(config.auth.adminUsername, config.auth.adminPassword);
   if (config.core.nodeEnv === 'production') await accounts.disableExamplePasswords(EXAMPLE_ADMIN_PASSWORD);
+  const services = wireApi(ctx, wiredAuth);
   const server = await serveProcessHttp(ctx, {
     probes,
     auth,
-    routes: allRoutes(wireApi(ctx, wiredAuth)),
-    mounts: [bullBoardMount({ queues: ctx.queues.all(), cookieSecure: config.auth.cookieSecure })],
+    routes: allRoutes(services),
+    // Bull Board's buttons go through the same job console as the REST routes.
+    mounts: [bullBoardMount({ queues: ctx.queues, jobs: services.jobs, cookieSecure: config.auth.cookieSecure, bodyLimit: config.http.bodyLimit })],
     // Users, proxies and scrapers were given the API's address: a PORT in use stops the start.
     portFallback: false,
     logger: ctx.logger.child({ role: 'api' }),
   });
-  return { name: 'api', queues: [], url: server.url, stop: () => server.close() };
+  return {
+    name: 'api',
+    queues: [],
+    url: server.url,
+    stop: async () => {
+      await server.close();
+      await auth.close();
+    },
+  };
 }

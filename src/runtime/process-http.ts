@@ -19,6 +19,7 @@ import { wireAuth } from '../auth/wiring.js';
 import { ConfigError } from '../config/index.js';
 import type { PlatformContext } from '../context.js';
 import { createApp, type AppOptions, type DependencyProbe } from '../http/app.js';
+import { proxyTrust } from '../http/client-address.js';
 import type { AnyRoute } from '../http/route.js';
 import { listen, type HttpServer } from '../http/server.js';
 import type { Logger } from '../logging/logger.js';
@@ -45,13 +46,29 @@ export async function serveProcessHttp(ctx: Pick<PlatformContext, 'config' | 'me
     routes: options.routes ?? [],
     probes: options.probes,
     bodyLimit: http.bodyLimit,
-    trustProxy: http.trustProxy,
+    trustProxy: proxyTrust(http.trustProxy, http.trustedProxies),
     metricsPublic: http.metricsPublic,
     ...(http.metricsToken ? { metricsToken: http.metricsToken } : {}),
     accessLog: http.accessLog,
     ...(options.mounts ? { mounts: options.mounts } : {}),
+    deadlines: { outageMs: http.outageDeadlineMs, requestMs: http.requestDeadlineMs, dependencyCheckMs: http.dependencyCheckMs },
   });
-  const serve = (port: number) => listen(app, http.host, port, http.shutdownGraceMs, options.logger);
+  const serve = (port: number) =>
+    listen(app, {
+      host: http.host,
+      port,
+      graceMs: http.shutdownGraceMs,
+      limits: {
+        maxConnections: http.maxConnections,
+        maxConnectionsPerAddress: http.maxConnectionsPerAddress,
+        fdReserve: http.fdReserve,
+        headersTimeoutMs: http.headersTimeoutMs,
+        receiveTimeoutMs: http.receiveTimeoutMs,
+        keepAliveTimeoutMs: http.keepAliveTimeoutMs,
+      },
+      logger: options.logger,
+      metrics: ctx.metrics,
+    });
   try {
     return await serve(http.port);
   } catch (err) {
@@ -75,11 +92,23 @@ export async function serveProcessHttp(ctx: Pick<PlatformContext, 'config' | 'me
  * The server of a process without the api role: health, readiness and metrics, nothing else.
  * It takes another free port when PORT is in use, outside production.
  */
-export function serveWorkerHttp(ctx: PlatformContext, probes: DependencyProbe[]): Promise<HttpServer> {
-  return serveProcessHttp(ctx, {
+export async function serveWorkerHttp(ctx: PlatformContext, probes: DependencyProbe[]): Promise<HttpServer> {
+  // Checks the admin tokens /metrics accepts; its password threads never start (no login here).
+  const { auth } = wireAuth(ctx);
+  const server = await serveProcessHttp(ctx, {
     probes,
-    auth: wireAuth(ctx).auth,
+    auth,
     portFallback: ctx.config.core.nodeEnv !== 'production',
     logger: ctx.logger.child({ component: 'http' }),
+  }).catch(async (err: unknown) => {
+    await auth.close();
+    throw err;
   });
+  return {
+    ...server,
+    close: async () => {
+      await server.close();
+      await auth.close();
+    },
+  };
 }

@@ -24,7 +24,7 @@ import type { PlatformContext, RoleHandle } from '../context.js';
 import { createCoordination } from '../coordination/coordination.js';
 import { reportFleetSettingDifferences } from '../coordination/fleet-settings-check.js';
 import { fleetSettingDigests } from '../coordination/fleet-settings.js';
-import { createDatabase } from '../db/client.js';
+import { createDatabase, queryTimeoutOf } from '../db/client.js';
 import { applyMigrations } from '../db/migrate.js';
 import { settlesWithin } from '../lib/timeout.js';
 import { createLogger, type Logger } from '../logging/logger.js';
@@ -121,6 +121,8 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       url: services.database.url,
       poolSize: services.database.poolSize,
       statementTimeoutMs: config.database.statementTimeoutMs,
+      connectTimeoutMs: config.database.connectTimeoutMs,
+      queryTimeoutMs: queryTimeoutOf(config.database),
       logger,
     });
     steps.push({ name: 'database connections', run: () => db.close() });
