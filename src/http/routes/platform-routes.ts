@@ -39,7 +39,8 @@ export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
       path: '/readyz',
       tag: 'platform',
       access: 'public',
-      summary: 'Readiness: Redis and the database answer (each probe at most 2 s).',
+      summary:
+        "Readiness: what the process's roles need answers (Redis; the database, but for a crawler-only process; the embedded services, in the process that runs them), each probe at most 2 s.",
       responses: {
         200: { description: 'ready', schema: z.object({ status: z.literal('ready'), dependencies }) },
         503: { description: 'not_ready, with Retry-After; `error.field` names the first dependency down' },

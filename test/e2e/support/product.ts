@@ -70,7 +70,9 @@ function baseEnv(options: StartOptions): NodeJS.ProcessEnv {
     DATA_DIR: options.dataDir,
     LOG_PRETTY: 'false',
     LOG_LEVEL: 'info',
-    ...(options.port !== undefined ? { PORT: String(options.port) } : {}),
+    // Every process listens (worker-only ones serve health, readiness and metrics): without a
+    // port it gets any free one, never the default 3000 another program on the machine may want.
+    PORT: String(options.port ?? 0),
     ...options.env,
   };
 }
