@@ -70,21 +70,24 @@ export async function serveProcessHttp(ctx: Pick<PlatformContext, 'config' | 'me
       metrics: ctx.metrics,
     });
   try {
-    return await serve(http.port);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    if (!options.portFallback) {
-      throw new ConfigError(
-        'PORT',
-        `${http.host}:${http.port} is in use by another program (another platform process?): give this process its own PORT, or PORT=0 for any free port`,
+    return await serve(http.port).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE') throw err;
+      if (!options.portFallback) {
+        throw new ConfigError(
+          'PORT',
+          `${http.host}:${http.port} is in use by another program (another platform process?): give this process its own PORT, or PORT=0 for any free port`,
+        );
+      }
+      const server = await serve(0);
+      options.logger.warn(
+        { port: http.port, url: server.url },
+        `PORT ${http.port} is in use (by the API of a running platform?): serving health, readiness and metrics on ${server.url} instead; set PORT to choose`,
       );
-    }
-    const server = await serve(0);
-    options.logger.warn(
-      { port: http.port, url: server.url },
-      `PORT ${http.port} is in use (by the API of a running platform?): serving health, readiness and metrics on ${server.url} instead; set PORT to choose`,
-    );
-    return server;
+      return server;
+    });
+  } catch (err) {
+    app.close(); // its dependency monitor: nothing listens
+    throw err;
   }
 }
 
