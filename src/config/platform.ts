@@ -38,10 +38,20 @@ export const coreSettings = {
   installMissing: setting('INSTALL_MISSING', bool(), true, 'Install a missing redis-server/chromium/postgresql with apt-get (Debian/Ubuntu as root).'),
 };
 
-/** The HTTP API role. */
+/** The HTTP server every process runs: the API's, or health, readiness and metrics only in a worker-only process. */
 export const httpSettings = {
-  host: setting('HOST', str(), '127.0.0.1', 'Address the API listens on.'),
-  port: setting('PORT', int(0, 65535), 3000, 'Port the API listens on (0 = any free port).'),
+  host: setting(
+    'HOST',
+    str(),
+    '127.0.0.1',
+    "Address the process's HTTP server listens on (the API, or health, readiness and metrics in a worker-only process).",
+  ),
+  port: setting(
+    'PORT',
+    int(0, 65535),
+    3000,
+    "Port of the process's HTTP server (0 = any free port, printed at start). In use: the start fails, except for a worker-only process outside production, which takes any free port and prints it.",
+  ),
   bodyLimit: setting('HTTP_BODY_LIMIT', byteSize(), '1mb', 'Largest accepted JSON body (bytes, or with a unit: 512kb, 1mb; kb = 1024 bytes).'),
   trustProxy: setting(
     'HTTP_TRUST_PROXY',

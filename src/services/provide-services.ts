@@ -12,7 +12,10 @@
  *   a port is the only reason to move). The owner supervises both (supervised-service.ts): a
  *   child that dies is started again on the same port and data; one that cannot be brought back
  *   resolves `lost`. The owner records itself in `services.json`; its stop stops the services
- *   and clears the record. DATA_DIR is kept private (private-data-dir.ts).
+ *   and clears the record. DATA_DIR is kept private (private-data-dir.ts). Before it starts
+ *   anything, an owner that finds another platform running from this checkout with another
+ *   DATA_DIR warns that it starts a second platform, naming both DATA_DIRs and how to join
+ *   (running-platforms.ts: each owner records itself in a per-user runtime file).
  * - attached: a process that finds the lock held by a live process waits until that owner's
  *   services answer and uses them; it starts and stops nothing. When the owner stops, the
  *   attached process's connections report the outage and come back by themselves once the
@@ -30,6 +33,7 @@ import { startPostgresServer, stopLeftBehindPostgres } from './postgres-server-p
 import { securePrivateDataDir } from './private-data-dir.js';
 import { pingRedis, redisServerAvailable, startRedisServer, stopLeftBehindRedis } from './redis-server-process.js';
 import { DEFAULT_RESTART_POLICY } from './restart-budget.js';
+import { otherRunningPlatforms, recordRunningPlatform, type RunningPlatform } from './running-platforms.js';
 import { generatePassword, readServicesState, writeServicesState, type ServicesState } from './services-file.js';
 import { SupervisedService, type EmbeddedServiceName, type LostService, type ServiceStatus } from './supervised-service.js';
 
@@ -136,6 +140,8 @@ export async function provideServices(
   const lock = lockDataDir(dataDir);
   if (!lock.owned) return attach(config, lock.owner, { needRedis, needDb }, configured, logger);
 
+  warnSecondPlatform(otherRunningPlatforms(), dataDir, { needRedis, needDb }, logger);
+  const unrecord = recordRunningPlatform(dataDir);
   securePrivateDataDir(dataDir, logger);
   const state = readServicesState(dataDir);
   const stops: { name: string; stop: () => Promise<void>; signal: () => void }[] = [];
@@ -144,7 +150,10 @@ export async function provideServices(
   const signalStop = () => {
     for (const s of stops) s.signal();
   };
-  const onExit = () => signalStop();
+  const onExit = () => {
+    signalStop();
+    unrecord();
+  };
   process.once('exit', onExit);
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -154,6 +163,7 @@ export async function provideServices(
       try {
         writeServicesState(dataDir, { ...readServicesState(dataDir), owner: null });
       } finally {
+        unrecord();
         lock.release();
       }
     })());
@@ -257,6 +267,23 @@ export async function provideServices(
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/**
+ * A process about to start its own embedded services while a platform runs from the same
+ * checkout with another DATA_DIR (`npm run start:role -- feeds` in a terminal without the
+ * DATA_DIR `npm start` was given) says what it is about to do and how to join instead.
+ */
+function warnSecondPlatform(others: RunningPlatform[], dataDir: string, need: { needRedis: boolean; needDb: boolean }, logger?: Logger): void {
+  const what = [need.needRedis ? 'Redis' : '', need.needDb ? 'PostgreSQL' : ''].filter(Boolean).join(' and ');
+  for (const other of others.filter((o) => o.dataDir !== dataDir).slice(0, 3)) {
+    logger?.warn(
+      { runningDataDir: other.dataDir, runningPid: other.pid, dataDir },
+      `a platform from this checkout runs with DATA_DIR=${other.dataDir} (process ${other.pid}, since ${other.startedAt}); ` +
+        `this process starts its own embedded ${what} in DATA_DIR=${dataDir}: a second platform, with its own data and jobs. ` +
+        `To add this process to the running platform instead, stop it and start it with DATA_DIR=${other.dataDir}`,
+    );
   }
 }
 
