@@ -13,6 +13,7 @@ import type { Config } from '../config/index.js';
 import { InvalidInputError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { RedisConnections } from '../redis/connections.js';
+import type { ReplicaAck } from '../redis/replica-ack.js';
 import type { Keys } from '../redis/keys.js';
 import { queues, type PayloadOf, type QueueDefinition, type QueueKey } from './definitions.js';
 import { QueueLayout, type PartitionKey, type QueueTarget } from './layout.js';
@@ -64,6 +65,11 @@ export class QueueRegistry {
     private readonly deps: { config: Pick<Config, 'queues'>; connections: RedisConnections; keys: Keys; layout?: QueueLayout; telemetry?: Telemetry },
   ) {
     this.layout = deps.layout ?? QueueLayout.single(deps.keys.prefix);
+  }
+
+  /** The wait for replicas of the writes that must not be lost (REDIS_REPLICA_ACKS), for the chains' own keys. */
+  get replicaAck(): ReplicaAck {
+    return this.deps.connections.replicaAck;
   }
 
   /** The one Redis connection shared by every Queue of this process (fails fast when Redis is down). */
@@ -152,10 +158,22 @@ export class QueueRegistry {
     return parsed.data as PayloadOf<K>;
   }
 
+  /**
+   * Runs `add` (adds to `queue` on this registry's connection) and, when the queue's jobs are chain
+   * links (`confirmAdds`) and REDIS_REPLICA_ACKS is set, waits for the replicas of the master holding
+   * the queue: a shortfall rejects with ReplicaAckError (an outage: a 503, or the job retried). Adds
+   * of chain links are idempotent (job ids, deduplication ids), so doing it again adds nothing.
+   */
+  async confirmed<T>(queue: Queue, add: () => Promise<T>): Promise<T> {
+    if (!queues[this.targetOf(queue).key].confirmAdds) return add();
+    return this.deps.connections.replicaAck.write(this.connection(), queue.toKey('id'), add);
+  }
+
   /** Adds a job to the current partition of `partitionKey` (see queue()). */
   async add<K extends QueueKey>(key: K, name: string, data: PayloadOf<K>, opts?: JobsOptions, partitionKey?: PartitionKey): Promise<Job> {
     const payload = this.validate(key, data);
-    return this.queue(key, partitionKey).add(name, payload, this.traced(opts));
+    const queue = this.queue(key, partitionKey);
+    return this.confirmed(queue, () => queue.add(name, payload, this.traced(opts)));
   }
 
   /** With tracing on, a delayed job's run starts a trace of its own (see the header). */
@@ -173,12 +191,12 @@ export class QueueRegistry {
   }
 
   /**
-   * Runs a delayed job now (Job.promote); with tracing on, its run joins the caller's trace
-   * (promote-traced.ts). Rejects, as Job.promote does, when the job is no longer delayed.
+   * Runs a delayed job now (Job.promote); with tracing on, under a span of the caller's trace that
+   * names the job (promote-traced.ts). Rejects, as Job.promote does, when the job is no longer delayed.
    */
   async promote(queue: Queue, job: Job): Promise<void> {
     if (!this.deps.telemetry) return job.promote();
-    return promoteTraced(this.connection(), queue, job);
+    return promoteTraced(queue, job);
   }
 
   /** Adds jobs, each to the current partition of its own `partitionKey` (one addBulk per partition). */
@@ -190,7 +208,7 @@ export class QueueRegistry {
       if (!list) byQueue.set(q, (list = []));
       list.push({ name: j.name, data: this.validate(key, j.data), ...(j.opts ? { opts: this.traced(j.opts)! } : {}) });
     }
-    return (await Promise.all([...byQueue].map(([q, list]) => q.addBulk(list)))).flat();
+    return (await Promise.all([...byQueue].map(([q, list]) => this.confirmed(q, () => q.addBulk(list))))).flat();
   }
 
   /**
@@ -221,7 +239,8 @@ export class QueueRegistry {
       });
       this.flowProducer.on('error', () => undefined); // surfaced by the operation that failed
     }
-    return this.flowProducer.add({ ...node(parent), children: children.map(node) });
+    const producer = this.flowProducer;
+    return this.confirmed(this.at(where(parent.queue)), () => producer.add({ ...node(parent), children: children.map(node) }));
   }
 
   close(): Promise<void> {

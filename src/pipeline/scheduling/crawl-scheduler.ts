@@ -89,7 +89,7 @@ export class CrawlScheduler {
   readonly chain: CrawlChain;
 
   constructor(private readonly deps: SchedulerDeps) {
-    this.chain = new CrawlChain(deps.redis, deps.keys);
+    this.chain = new CrawlChain(deps.redis, deps.keys, deps.queues.replicaAck);
   }
 
   /** Every crawl queue: the current partitions, then those of older layouts being drained. */
@@ -228,7 +228,7 @@ export class CrawlScheduler {
       const state = await queue.getJobState(taskId);
       if (state === 'delayed') {
         const job = await queue.getJob(taskId);
-        // In the caller's trace: a crawl run now is the caller's (QueueRegistry.promote).
+        // Under a promote span of the caller's trace, naming the job (QueueRegistry.promote).
         const moved =
           job &&
           (await this.deps.queues.promote(queue, job).then(
