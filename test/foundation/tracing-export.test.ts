@@ -3,8 +3,9 @@
  * before the modules it instruments), with the platform's queue registry and worker factory, in
  * the http/json encoding (the e2e test, test/e2e/tracing.test.ts, covers the default protobuf):
  * a job's run is a span in the trace that added it, with its Redis commands under it; a delayed
- * job runs in a trace of its own; a delayed job brought forward runs in the caller's trace (and
- * carries its trace context, never a client's baggage); a job's return value is not exported.
+ * job runs in a trace of its own, and so does one brought forward (a promote span in the caller's
+ * trace names it); a job added in a caller's trace carries its trace context, never a client's
+ * baggage; a job's return value is not exported.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OTLP_KIND, startOtlpReceiver, traceOf, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
@@ -54,22 +55,30 @@ describe('tracing export (http/json) through the queue registry and the worker f
     expect(process.resource).toMatchObject({ 'service.name': 'worker-platform', 'worker_platform.roles': 'probe' });
   });
 
-  it('runs a delayed job in a trace of its own, and one brought forward in the trace of the caller', () => {
+  it("runs a delayed job in a trace of its own, and one brought forward too, named by a promote span in the caller's trace", () => {
     const later = run('later')!;
     expect(later.parentSpanId).toBeUndefined();
     expect(later.traceId).not.toBe(added('later')!.traceId);
 
+    const caller = spans.find((s) => s.name === 'caller')!;
+    const promote = traceOf(spans, caller.traceId).spans.find((s) => s.name === 'promote maintenance')!;
+    expect(promote.parentSpanId).toBe(caller.spanId);
     const promoted = run('promoted')!;
-    const trace = traceOf(spans, promoted.traceId);
-    expect(trace.ancestors(promoted).map((s) => s.name)).toEqual(['promote maintenance', 'caller']);
-    expect(trace.ancestors(promoted)[0]!.attributes['bullmq.job.id']).toBe(promoted.attributes['bullmq.job.id']);
-    // The job carries the W3C trace context of the promote span, and no baggage the caller had.
-    const recorded = JSON.parse(/^promoted job's trace context: (.*)$/m.exec(output)![1]!);
-    expect(recorded).toEqual({ traceparent: `00-${promoted.traceId}-${promoted.parentSpanId}-01` });
+    expect(promote.attributes['bullmq.job.id']).toBe(promoted.attributes['bullmq.job.id']);
+    expect(promoted.traceId).not.toBe(caller.traceId);
+  });
+
+  it("runs a job added in a caller's trace there, carrying the W3C trace context and no baggage the caller had", () => {
+    const within = run('within')!;
+    const caller = spans.find((s) => s.name === 'caller')!;
+    expect(within.traceId).toBe(caller.traceId);
+    expect(traceOf(spans, caller.traceId).ancestors(within)).toContain(caller);
+    const recorded = JSON.parse(/^within job's trace context: (.*)$/m.exec(output)![1]!);
+    expect(recorded).toEqual({ traceparent: expect.stringMatching(new RegExp(`^00-${caller.traceId}-[0-9a-f]{16}-01$`)) });
   });
 
   it("exports no job's return value", () => {
     expect(Buffer.concat(receiver.requests().map((r) => r.body)).toString('utf8')).not.toContain(RESULT_SECRET);
-    expect(spans.filter((s) => s.name === 'process maintenance')).toHaveLength(3);
+    expect(spans.filter((s) => s.name === 'process maintenance')).toHaveLength(4);
   });
 });
