@@ -17,7 +17,7 @@ import type { ReplicaAck } from '../redis/replica-ack.js';
 import type { Keys } from '../redis/keys.js';
 import { queues, type PayloadOf, type QueueDefinition, type QueueKey } from './definitions.js';
 import { QueueLayout, type PartitionKey, type QueueTarget } from './layout.js';
-import { promoteTraced } from './promote-traced.js';
+import { promoteTraced } from './trace-handover.js';
 
 /** A job payload that does not fit its queue's schema: `invalid_payload` naming the field (400 on the API). */
 export class PayloadError extends InvalidInputError {
@@ -191,12 +191,12 @@ export class QueueRegistry {
   }
 
   /**
-   * Runs a delayed job now (Job.promote); with tracing on, under a span of the caller's trace that
-   * names the job (promote-traced.ts). Rejects, as Job.promote does, when the job is no longer delayed.
+   * Runs a delayed job now (Job.promote); with tracing on, its work joins the caller's trace
+   * (trace-handover.ts). Rejects, as Job.promote does, when the job is no longer delayed.
    */
   async promote(queue: Queue, job: Job): Promise<void> {
     if (!this.deps.telemetry) return job.promote();
-    return promoteTraced(queue, job);
+    return promoteTraced(this.connection(), this.deps.keys, queue, job);
   }
 
   /** Adds jobs, each to the current partition of its own `partitionKey` (one addBulk per partition). */

@@ -84,7 +84,7 @@ describe('tracing on: npm start exports one trace per request, through the jobs 
     rmSync(recordFile, { force: true });
   });
 
-  it('traces POST /api/ips/:id/crawl with its promote and write, and the crawl run with its result processing and their writes', async () => {
+  it('links POST /api/ips/:id/crawl to the crawl run, its result processing and their database writes', async () => {
     const ip = await ipWithPendingCrawl(api, 'Traced title', 'otel-e2e-keyword');
     const triggered = await api.post(`/api/ips/${ip.id}/crawl`);
     expect(triggered.status).toBe(202);
@@ -97,54 +97,49 @@ describe('tracing on: npm start exports one trace per request, through the jobs 
 
     const isPg = (s: ReceivedSpan) => s.attributes['db.system.name'] === 'postgresql';
     const writes = (s: ReceivedSpan) => isPg(s) && /^\s*(INSERT|UPDATE)\b/.test(String(s.attributes['db.query.text'] ?? ''));
-    // Spans leave in batches: wait until every part of both traces has arrived.
+    // Spans leave in batches: wait until every part of the trace has arrived.
     const found = await waitFor(
       () => {
-        const spans = receiver.spans();
-        const request = spans.find(
-          (s) => s.kind === OTLP_KIND.server && s.name === 'POST /api/ips/:id/crawl' && s.attributes['http.response.status_code'] === 202,
-        );
-        const crawl = spans.find((s) => s.kind === OTLP_KIND.consumer && s.name === 'process crawl' && s.attributes['bullmq.job.id'] === ip.taskId);
-        if (!request || !crawl) return undefined;
-        const requestTrace = traceOf(spans, request.traceId);
-        const crawlTrace = traceOf(spans, crawl.traceId);
-        const result = crawlTrace.spans.find(
-          (s) => s.kind === OTLP_KIND.consumer && s.name === 'process crawl-result' && s.attributes['bullmq.job.id'] === `result-${ip.taskId}`,
-        );
-        if (!result) return undefined;
-        const under = (trace: typeof crawlTrace, ancestor: ReceivedSpan) => trace.spans.filter((s) => writes(s) && trace.ancestors(s).includes(ancestor));
-        const resultWrites = under(crawlTrace, result);
+        const request = receiver
+          .spans()
+          .find((s) => s.kind === OTLP_KIND.server && s.name === 'POST /api/ips/:id/crawl' && s.attributes['http.response.status_code'] === 202);
+        if (!request) return undefined;
+        const trace = traceOf(receiver.spans(), request.traceId);
+        const processOf = (queue: string, jobId: string) =>
+          trace.spans.find((s) => s.kind === OTLP_KIND.consumer && s.name === `process ${queue}` && s.attributes['bullmq.job.id'] === jobId);
+        const crawl = processOf('crawl', ip.taskId);
+        const result = processOf('crawl-result', `result-${ip.taskId}`);
+        if (!crawl || !result) return undefined;
+        const under = (ancestor: ReceivedSpan) => trace.spans.filter((s) => writes(s) && trace.ancestors(s).includes(ancestor));
+        const resultWrites = under(result);
         if (!resultWrites.some((s) => /INSERT INTO item_snapshots/.test(String(s.attributes['db.query.text'])))) return undefined;
-        return { request, requestTrace, crawl, crawlTrace, result, resultWrites, requestWrites: under(requestTrace, request) };
+        return { request, trace, crawl, result, resultWrites, requestWrites: under(request) };
       },
-      { timeoutMs: 30_000, intervalMs: 200, message: 'the traces of POST /api/ips/:id/crawl and of the crawl with its result' },
+      { timeoutMs: 30_000, intervalMs: 200, message: 'the trace of POST /api/ips/:id/crawl with the crawl and its result' },
     );
-    const { request, requestTrace, crawl, crawlTrace, result, resultWrites, requestWrites } = found;
+    const { request, trace, crawl, result, resultWrites, requestWrites } = found;
 
     expect(request.attributes['http.route']).toBe('/api/ips/:id/crawl');
     expect(request.parentSpanId).toBeUndefined(); // the trace begins with the request
-    // The request brought the delayed crawl forward under a promote span naming the job, and wrote the IP's next crawl ...
-    const promote = requestTrace.spans.find((s) => s.name === 'promote crawl');
-    expect(promote).toMatchObject({ kind: OTLP_KIND.producer, attributes: { 'bullmq.job.id': ip.taskId } });
-    expect(requestTrace.ancestors(promote!)).toContain(request);
-    expect(requestWrites.some((s) => /^UPDATE ips SET next_crawl_at/.test(String(s.attributes['db.query.text'])))).toBe(true);
-    // ... the crawl, a delayed job, runs in a trace of its own (known-limits.md), found by its job id ...
-    expect(crawl.traceId).not.toBe(request.traceId);
+    // The crawl runs in the request's trace (it was brought forward by it, under a promote span) ...
+    const promote = trace.ancestors(crawl)[0]!;
+    expect(promote).toMatchObject({ name: 'promote crawl', kind: OTLP_KIND.producer, attributes: { 'bullmq.job.id': ip.taskId } });
+    expect(trace.ancestors(crawl)).toContain(request);
     expect(crawl.attributes['bullmq.worker.name']).toMatch(/^crawler@/);
     // ... the result's processing, the flow's parent, was added by that run ...
-    expect(crawlTrace.ancestors(result)).toContain(crawl);
-    expect(crawlTrace.ancestors(result).map((s) => s.name)).toEqual(expect.arrayContaining(['addNode crawl-result', 'addFlow crawl-result']));
+    expect(trace.ancestors(result)).toContain(crawl);
+    expect(trace.ancestors(result).map((s) => s.name)).toEqual(expect.arrayContaining(['addNode crawl-result', 'addFlow crawl-result']));
     expect(result.attributes['bullmq.worker.name']).toMatch(/^pipeline@/);
-    // ... and wrote the result.
+    // ... and wrote the result, with the request's own write (the IP's next crawl) in the same trace.
     expect(resultWrites.map((s) => String(s.attributes['db.query.text']).split(/\s+/).slice(0, 3).join(' '))).toEqual(
       expect.arrayContaining(['INSERT INTO processed_results', 'INSERT INTO item_snapshots', 'UPDATE ips SET']),
     );
-    expect(crawlTrace.spans.some((s) => s.attributes['db.system.name'] === 'redis' && crawlTrace.ancestors(s).includes(crawl))).toBe(true);
-    // Every span comes from the platform process, named by the settings.
-    for (const s of [...requestTrace.spans, ...crawlTrace.spans])
-      expect(s.resource).toMatchObject({ 'service.name': 'wp-e2e', 'service.instance.id': expect.any(String) });
-    // The next crawl the result scheduled is due later: added in the crawl's trace, it will run in a trace of its own.
-    expect(crawlTrace.spans.some((s) => s.name === 'add crawl.crawl' && s.attributes['bullmq.job.id'] !== ip.taskId)).toBe(true);
+    expect(requestWrites.some((s) => /^UPDATE ips SET next_crawl_at/.test(String(s.attributes['db.query.text'])))).toBe(true);
+    expect(trace.spans.some((s) => s.attributes['db.system.name'] === 'redis' && trace.ancestors(s).includes(crawl))).toBe(true);
+    // Every span of the trace comes from the platform process, named by the settings.
+    for (const s of trace.spans) expect(s.resource).toMatchObject({ 'service.name': 'wp-e2e', 'service.instance.id': expect.any(String) });
+    // The next crawl the result scheduled is due later: added in this trace, it will run in a trace of its own.
+    expect(trace.spans.some((s) => s.name === 'add crawl.crawl' && s.attributes['bullmq.job.id'] !== ip.taskId)).toBe(true);
   }, 300_000);
 
   it('exports nothing a request or a job carries: no token, password, payload, message or result', async () => {

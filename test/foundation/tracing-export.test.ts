@@ -3,8 +3,7 @@
  * before the modules it instruments), with the platform's queue registry and worker factory, in
  * the http/json encoding (the e2e test, test/e2e/tracing.test.ts, covers the default protobuf):
  * a job's run is a span in the trace that added it, with its Redis commands under it; a delayed
- * job runs in a trace of its own, and so does one brought forward (a promote span in the caller's
- * trace names it); a job added in a caller's trace carries its trace context, never a client's
+ * job runs in a trace of its own, one brought forward does its work in the caller's trace; a job added in a caller's trace carries its trace context, never a client's
  * baggage; a job's return value is not exported.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,17 +54,22 @@ describe('tracing export (http/json) through the queue registry and the worker f
     expect(process.resource).toMatchObject({ 'service.name': 'worker-platform', 'worker_platform.roles': 'probe' });
   });
 
-  it("runs a delayed job in a trace of its own, and one brought forward too, named by a promote span in the caller's trace", () => {
+  it("runs a delayed job in a trace of its own; one brought forward does its work in the caller's trace, under the promote span", () => {
     const later = run('later')!;
     expect(later.parentSpanId).toBeUndefined();
     expect(later.traceId).not.toBe(added('later')!.traceId);
 
     const caller = spans.find((s) => s.name === 'caller')!;
-    const promote = traceOf(spans, caller.traceId).spans.find((s) => s.name === 'promote maintenance')!;
-    expect(promote.parentSpanId).toBe(caller.spanId);
-    const promoted = run('promoted')!;
-    expect(promote.attributes['bullmq.job.id']).toBe(promoted.attributes['bullmq.job.id']);
-    expect(promoted.traceId).not.toBe(caller.traceId);
+    const trace = traceOf(spans, caller.traceId);
+    const promoted = trace.spans.find(
+      (s) => s.kind === OTLP_KIND.consumer && s.name === 'process maintenance' && s.attributes['bullmq.job.name'] === 'promoted',
+    );
+    expect(promoted, "the promoted run in the caller's trace").toBeDefined();
+    expect(trace.ancestors(promoted!).map((s) => s.name)).toEqual(['promote maintenance', 'caller']);
+    expect(trace.ancestors(promoted!)[0]!.attributes['bullmq.job.id']).toBe(promoted!.attributes['bullmq.job.id']);
+    // BullMQ's own span of the run stays in the job's trace.
+    const runs = spans.filter((s) => s.kind === OTLP_KIND.consumer && s.name === 'process maintenance' && s.attributes['bullmq.job.name'] === 'promoted');
+    expect(runs.map((s) => s.traceId === caller.traceId).sort()).toEqual([false, true]);
   });
 
   it("runs a job added in a caller's trace there, carrying the W3C trace context and no baggage the caller had", () => {
@@ -79,6 +83,7 @@ describe('tracing export (http/json) through the queue registry and the worker f
 
   it("exports no job's return value", () => {
     expect(Buffer.concat(receiver.requests().map((r) => r.body)).toString('utf8')).not.toContain(RESULT_SECRET);
-    expect(spans.filter((s) => s.name === 'process maintenance')).toHaveLength(4);
+    // Four runs, and the promoted one's work in its caller's trace.
+    expect(spans.filter((s) => s.name === 'process maintenance')).toHaveLength(5);
   });
 });

@@ -228,7 +228,7 @@ export class CrawlScheduler {
       const state = await queue.getJobState(taskId);
       if (state === 'delayed') {
         const job = await queue.getJob(taskId);
-        // Under a promote span of the caller's trace, naming the job (QueueRegistry.promote).
+        // In the caller's trace: a crawl run now is the caller's (QueueRegistry.promote).
         const moved =
           job &&
           (await this.deps.queues.promote(queue, job).then(
