@@ -228,10 +228,13 @@ export class CrawlScheduler {
       const state = await queue.getJobState(taskId);
       if (state === 'delayed') {
         const job = await queue.getJob(taskId);
-        const moved = await job?.promote().then(
-          () => true,
-          () => false,
-        );
+        // In the caller's trace: a crawl run now is the caller's (QueueRegistry.promote).
+        const moved =
+          job &&
+          (await this.deps.queues.promote(queue, job).then(
+            () => true,
+            () => false,
+          ));
         if (moved) return { taskId, status: 'moved_forward' };
         continue; // it was promoted or taken meanwhile: look again
       }
