@@ -35,7 +35,7 @@ import { silentLogger } from '../src/logging/logger.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { createWorker } from '../src/queues/create-worker.js';
 import { QueueLayout } from '../src/queues/layout.js';
-import type { CrawledItem, CrawlResultPayload } from '../src/queues/payloads/crawl.js';
+import type { CrawledItem, CrawlResultPayload } from '../src/queues/declarations/crawl.js';
 import { QueueRegistry } from '../src/queues/registry.js';
 import { connectionOptions } from '../src/redis/connection.js';
 import { RedisConnections } from '../src/redis/connections.js';

@@ -30,7 +30,7 @@ import { createFixtureAdapter } from '../src/crawl/adapters/fixture.js';
 import { readRowsScript, scrollOneScreenScript } from '../src/crawl/browser-scripts.js';
 import { FixtureMarketplace } from '../src/services/fixture-marketplace/server.js';
 import { CHROMIUM_ARGS, launchBrowser, VIEWPORT } from '../src/crawl/launch-browser.js';
-import type { CrawledItem } from '../src/queues/payloads/crawl.js';
+import type { CrawledItem } from '../src/queues/declarations/crawl.js';
 import { startPlatform } from '../src/runtime/start-platform.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
 import type { ItemStatus, RawRow } from '../src/crawl/site-adapter.js';

@@ -38,7 +38,7 @@ import { MessageStore } from '../src/messages/message-store.js';
 import { PersistBuffer } from '../src/messages/persist-buffer.js';
 import { PersistWriter } from '../src/messages/persist-writer.js';
 import { startMessagesRole } from '../src/messages/role.js';
-import type { AcceptedMessage } from '../src/queues/payloads/messages.js';
+import type { AcceptedMessage } from '../src/queues/declarations/messages.js';
 import { startPlatform } from '../src/runtime/start-platform.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
 import { testEnv } from '../test/support/env.js';

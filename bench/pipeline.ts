@@ -38,7 +38,7 @@ import { IpStore } from '../src/pipeline/ip-store.js';
 import { createResultPipeline, createScheduler, type PipelineContext } from '../src/pipeline/wiring.js';
 import { reconcile } from '../src/pipeline/scheduling/reconcile.js';
 import { startBackpressureLoop } from '../src/pipeline/scheduling/backpressure-loop.js';
-import type { CrawledItem, CrawlResultPayload } from '../src/queues/payloads/crawl.js';
+import type { CrawledItem, CrawlResultPayload } from '../src/queues/declarations/crawl.js';
 import { QueueRegistry } from '../src/queues/registry.js';
 import { connectionOptions, waitForReady, type RedisClient } from '../src/redis/connection.js';
 import { RedisConnections } from '../src/redis/connections.js';

@@ -6,7 +6,7 @@
  * the parent's id is derived from the task id, so the flow is opened once however often this runs.
  */
 import type { Job } from 'bullmq';
-import type { CrawlJobPayload } from '../queues/payloads/crawl.js';
+import type { CrawlJobPayload } from '../queues/declarations/crawl.js';
 import type { QueueTarget } from '../queues/layout.js';
 import type { QueueRegistry } from '../queues/registry.js';
 

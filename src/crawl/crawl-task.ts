@@ -15,7 +15,7 @@
  */
 import { BlockedError, RetryableError, toError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
-import type { CrawledItem, CrawlJobPayload, CrawlPageError, CrawlResultPayload } from '../queues/payloads/crawl.js';
+import type { CrawledItem, CrawlJobPayload, CrawlPageError, CrawlResultPayload } from '../queues/declarations/crawl.js';
 import type { BrowserManager, PageLease } from './browser-manager.js';
 import { classifyError, countsTowardsProxyBreaker } from './classify-error.js';
 import { PageBlockedError } from './crawl-errors.js';

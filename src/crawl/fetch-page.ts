@@ -7,7 +7,7 @@
  */
 import type { Page } from 'puppeteer';
 import { withTimeout } from '../lib/timeout.js';
-import type { CrawledItem } from '../queues/payloads/crawl.js';
+import type { CrawledItem } from '../queues/declarations/crawl.js';
 import { pageReadyExpression, snapshotScript } from './browser-scripts.js';
 import { PageBlockedError, PageHttpError, PageTimeoutError } from './crawl-errors.js';
 import { parseRetryAfter } from './detect-block.js';

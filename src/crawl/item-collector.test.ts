@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CrawledItem } from '../queues/payloads/crawl.js';
+import type { CrawledItem } from '../queues/declarations/crawl.js';
 import { ItemCollector } from './item-collector.js';
 
 const item = (n: number): CrawledItem => ({ sourceId: `m${n}`, title: `t${n}`, price: n, imageUrl: null, itemUrl: null, status: 'on_sale' });

@@ -4,7 +4,7 @@
  * sourceId, in first-seen order, up to the limit. `stale` counts the reads in a row that added
  * nothing, which ends the scrolling (reference 3.5: three scrolls without growth).
  */
-import type { CrawledItem } from '../queues/payloads/crawl.js';
+import type { CrawledItem } from '../queues/declarations/crawl.js';
 
 export class ItemCollector {
   private readonly byId = new Map<string, CrawledItem>();

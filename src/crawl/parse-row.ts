@@ -4,7 +4,7 @@
  * of the price text (¥1,234 → 1234). A row without an id or a price is not an item yet (a
  * placeholder still loading, an ad) and is skipped.
  */
-import type { CrawledItem } from '../queues/payloads/crawl.js';
+import type { CrawledItem } from '../queues/declarations/crawl.js';
 import type { ItemStatus, RawRow } from './site-adapter.js';
 
 export function parsePrice(text: string | null): number | null {

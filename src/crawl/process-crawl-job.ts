@@ -25,7 +25,7 @@
 import type { Job } from 'bullmq';
 import { BlockedError, PermanentError } from '../errors.js';
 import type { JobProcessor } from '../queues/create-worker.js';
-import type { CrawlJobPayload, CrawlResultPayload } from '../queues/payloads/crawl.js';
+import type { CrawlJobPayload, CrawlResultPayload } from '../queues/declarations/crawl.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import { openCrawlFlow } from './crawl-flow.js';
 import { crawlTask, type CrawlDeps, type CrawlProgress } from './crawl-task.js';

@@ -86,7 +86,6 @@ export async function startCrawlerRole(ctx: PlatformContext, baseUrl: string = c
         blockedRetryDelayMs: c.blockedRetryDelayMs,
       },
     }),
-    { concurrency: c.concurrency },
   );
   logger.info({ site: adapter.name, baseUrl: adapter.baseUrl, concurrency: c.concurrency, proxies: proxies.map((p) => p.label) }, 'crawler started');
 

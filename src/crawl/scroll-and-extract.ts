@@ -5,7 +5,7 @@
  * wait, and a list that re-renders sooner is read sooner.
  */
 import type { Page } from 'puppeteer';
-import type { CrawledItem } from '../queues/payloads/crawl.js';
+import type { CrawledItem } from '../queues/declarations/crawl.js';
 import { readRowsScript, scrollOneScreenScript } from './browser-scripts.js';
 import { ItemCollector } from './item-collector.js';
 import type { ItemStatus, RawRow, SiteAdapter } from './site-adapter.js';

@@ -4,7 +4,7 @@
  * URLs and interpret what the browser read (rows, a page snapshot); the browser work is in
  * fetch-page.ts.
  */
-import type { CrawledItem } from '../queues/payloads/crawl.js';
+import type { CrawledItem } from '../queues/declarations/crawl.js';
 
 export type ItemStatus = CrawledItem['status'];
 

@@ -45,7 +45,7 @@ import type { Config } from '../config/index.js';
 import type { RedisClient } from '../redis/connection.js';
 import { PENDING_STATES } from '../queues/job-states.js';
 import type { QueueRegistry } from '../queues/registry.js';
-import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
+import type { FeedRefreshPayload } from '../queues/declarations/feeds.js';
 import type { DomainGate, HandOver } from './domain-gate.js';
 import { dueAtOfScore } from '../queues/delayed-due.js';
 import { deleteIfEquals } from '../redis/delete-if-equals.js';

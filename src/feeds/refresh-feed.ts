@@ -51,7 +51,7 @@ import { BlockedError, PermanentError, RetryableError, toError } from '../errors
 import { dependencyDown } from '../lib/dependency-down.js';
 import { withTimeout } from '../lib/timeout.js';
 import type { Logger } from '../logging/logger.js';
-import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
+import type { FeedRefreshPayload } from '../queues/declarations/feeds.js';
 import type { ArticleStore } from './article-store.js';
 import { domainOf, type DomainGate } from './domain-gate.js';
 import type { FeedLock } from './feed-lock.js';

@@ -26,11 +26,9 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
 
   const dispatcher = createOutboundDispatcher(OutboundPolicy.fromEntries(ctx.config.outbound.allow));
   const processor = createRefreshProcessor({ settings, feeds, articles, lock, gate, scheduler, dispatcher, metrics });
+  // Concurrency and stalled-job count are the queue's (src/queues/declarations/feeds.ts); the backoff reads the feeds' retry error.
   const worker = createWorker(ctx, 'feedRefresh', processor, {
-    concurrency: settings.concurrency,
     bullmq: {
-      // A refresh stalls only when its process dies; give the job a second chance before failing it.
-      maxStalledCount: 2,
       settings: {
         backoffStrategy: (attemptsMade: number, type?: string, err?: Error) => {
           if (type !== FEED_BACKOFF) return 0;

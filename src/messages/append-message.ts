@@ -24,7 +24,7 @@ import { isRevokedReply, isUncheckedReply, type Revocation } from '../revocation
 import { DependencyDownError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { ReplicaAckError } from '../redis/replica-ack.js';
-import type { AcceptedMessage, MessageRole } from '../queues/payloads/messages.js';
+import type { AcceptedMessage, MessageRole } from '../queues/declarations/messages.js';
 import type { CacheRepair } from './cache-repair.js';
 import { entryOf, viewOf } from './message-entry.js';
 import { newMessageId } from './message-id.js';

@@ -8,7 +8,7 @@
  * full. A list without the marker is a suffix of the session (messages appended after the key
  * expired or was deleted) and answers only reads it holds enough messages for.
  */
-import type { AcceptedMessage, MessageRole } from '../queues/payloads/messages.js';
+import type { AcceptedMessage, MessageRole } from '../queues/declarations/messages.js';
 
 export interface MessageView {
   id: string;

@@ -3,7 +3,7 @@
  * (Redis, queues, database) are wired in wiring.ts, once per API process.
  */
 import type { Revocation } from '../revocation/revocation.js';
-import type { MessageRole } from '../queues/payloads/messages.js';
+import type { MessageRole } from '../queues/declarations/messages.js';
 import { appendMessage, type AppendDeps, type AppendResult } from './append-message.js';
 import { readMessages, type ReadDeps, type ReadResult } from './read-messages.js';
 import type { SessionOwners } from './session-owners.js';

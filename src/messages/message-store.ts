@@ -4,7 +4,7 @@
  * whose enqueue timed out but landed) stores it once. Order within a session is `seq`.
  */
 import type { Database } from '../db/client.js';
-import type { AcceptedMessage } from '../queues/payloads/messages.js';
+import type { AcceptedMessage } from '../queues/declarations/messages.js';
 import type { MessageView } from './message-entry.js';
 
 /**

@@ -19,7 +19,7 @@ import { guardTail, revocationGuardLua, type Revocation } from '../revocation/re
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
-import type { AcceptedMessage } from '../queues/payloads/messages.js';
+import type { AcceptedMessage } from '../queues/declarations/messages.js';
 import { onSessionConnection, type MessageConnections } from './message-connections.js';
 import { sessionHash } from './session-hash.js';
 import { deleteIfEquals } from '../redis/delete-if-equals.js';

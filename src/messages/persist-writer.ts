@@ -19,7 +19,7 @@ import { runGuarded, type Revocation } from '../revocation/revocation.js';
 import { toError, UnauthenticatedError } from '../errors.js';
 import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
-import type { AcceptedMessage } from '../queues/payloads/messages.js';
+import type { AcceptedMessage } from '../queues/declarations/messages.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import { TrailingThrottle } from '../lib/trailing-throttle.js';
 import { GroupCommit } from '../lib/group-commit.js';

@@ -6,12 +6,10 @@
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createWorker } from '../queues/create-worker.js';
-import { keepJobScheduler } from '../queues/job-scheduler-keeper.js';
+import { keepDeclaredSchedulers } from '../queues/job-scheduler-keeper.js';
 import { MessageStore } from './message-store.js';
 import { PersistBuffer } from './persist-buffer.js';
 import { persistProcessor } from './persist-messages.js';
-
-export const SWEEP_SCHEDULER_ID = 'message-persist-sweep';
 
 export async function startMessagesRole(ctx: PlatformContext): Promise<RoleHandle> {
   const s = ctx.config.messages;
@@ -35,17 +33,9 @@ export async function startMessagesRole(ctx: PlatformContext): Promise<RoleHandl
     onInserted: (n) => rows.inc(n),
     onRefused: (n) => refused.inc(n),
   });
-  const stopKeeping = await keepJobScheduler(
-    {
-      queue: ctx.queues.queue('messagePersist', 0), // the sweep lives in the first partition
-      id: SWEEP_SCHEDULER_ID,
-      everyMs: s.persistSweepMs,
-      template: { name: 'sweep', data: {}, opts: { removeOnComplete: { count: 10 }, removeOnFail: { age: 3600 } } },
-    },
-    { metrics: ctx.metrics, logger: ctx.logger.child({ domain: 'messages' }) },
-  );
-  // One job per buffer at a time is enough (a busy buffer is left to its drain); one more for the sweep.
-  const worker = createWorker(ctx, 'messagePersist', processor, { concurrency: s.persistShards + 1 });
+  // The sweep (queues/declarations/messages.ts: in the first partition).
+  const stopKeeping = await keepDeclaredSchedulers({ ...ctx, logger: ctx.logger.child({ domain: 'messages' }) }, 'messagePersist');
+  const worker = createWorker(ctx, 'messagePersist', processor);
   let stopping: Promise<void> | undefined;
   return {
     name: 'messages',

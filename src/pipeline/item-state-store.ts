@@ -9,7 +9,7 @@
  * crawl being written, and first_seen is kept. Writing the same crawl again (a re-delivered
  * result) rewrites the same values; an older crawl arriving late changes nothing.
  */
-import type { CrawledItem } from '../queues/payloads/crawl.js';
+import type { CrawledItem } from '../queues/declarations/crawl.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';

@@ -20,7 +20,7 @@
  * and computes the same transitions.
  */
 import type { Logger } from '../logging/logger.js';
-import type { CrawlResultPayload } from '../queues/payloads/crawl.js';
+import type { CrawlResultPayload } from '../queues/declarations/crawl.js';
 import { type AlertCandidate } from './alert-rules.js';
 import { NOTHING_COUNTED } from './first-crawl.js';
 import type { ItemStateStore } from './item-state-store.js';

@@ -29,7 +29,7 @@ import { evaluateAlerts, type AlertCandidate, type AlertThresholds } from './ale
 import { intervalSeconds, nextWeight, type IntervalRules, type WeightRules } from './crawl-interval.js';
 import { isBaselineCrawl } from './first-crawl.js';
 import type { ResultSummary, Transition } from './state-machine.js';
-import type { CrawledItem } from '../queues/payloads/crawl.js';
+import type { CrawledItem } from '../queues/declarations/crawl.js';
 
 export interface PersistInput {
   taskId: string;

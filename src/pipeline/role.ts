@@ -43,7 +43,6 @@ export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandl
       onRescheduled: (queue) => metrics.finalFailures.inc({ queue }),
       onNoResult: () => results.inc({ status: 'crawl_failed' }),
     }),
-    { concurrency: ctx.config.pipeline.concurrency },
   );
 
   ctx.leadership.whileLeader('crawl-scheduler', async (term) =>

@@ -14,7 +14,7 @@
  *   on_sale → on_sale   price_change  when the price differs; else unchanged
  *   sold    → sold      unchanged     (a sold price never changes what was counted)
  */
-import type { CrawledItem } from '../queues/payloads/crawl.js';
+import type { CrawledItem } from '../queues/declarations/crawl.js';
 
 export type ItemStatus = 'on_sale' | 'sold';
 export type TransitionKind = 'new_listing' | 'new_sold' | 'sold' | 'relisted' | 'price_change' | 'unchanged';

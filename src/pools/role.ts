@@ -13,13 +13,13 @@
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { dependencyDown } from '../lib/dependency-down.js';
 import { createWorker } from '../queues/create-worker.js';
-import { keepJobScheduler } from '../queues/job-scheduler-keeper.js';
+import { POOL_CHECK_OPTIONS } from '../queues/declarations/pools.js';
+import { keepDeclaredSchedulers } from '../queues/job-scheduler-keeper.js';
 import { checkPools } from './check-pools.js';
 import { markConsumed } from './mark-consumed.js';
 import { createPoolDeps } from './wiring.js';
 import { refillPool, type RefillOutcome } from './refill-pool.js';
 
-export const CHECK_SCHEDULER_ID = 'pools-check';
 /** The prefill `check` job at start; pools processes starting together add one. */
 const PREFILL_DEDUP_ID = 'pools-prefill';
 
@@ -34,7 +34,7 @@ function describeRefill(type: string, groupId: number, o: RefillOutcome): string
 
 export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> {
   const deps = createPoolDeps(ctx, 'pools');
-  const { metrics, triggers, settings } = deps;
+  const { metrics, triggers } = deps;
 
   const refillWorker = createWorker(ctx, 'poolRefill', async (job) => {
     const data = job.data;
@@ -68,17 +68,9 @@ export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> 
     return result;
   });
 
-  const checkOpts = { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } };
-  const stopKeeping = await keepJobScheduler(
-    {
-      queue: ctx.queues.queue('poolRefill'),
-      id: CHECK_SCHEDULER_ID,
-      everyMs: settings.checkIntervalMs,
-      template: { name: 'check', data: ctx.queues.validate('poolRefill', { kind: 'check' }), opts: checkOpts },
-    },
-    { metrics: ctx.metrics, logger: deps.logger },
-  );
-  await ctx.queues.add('poolRefill', 'check', { kind: 'check' }, { ...checkOpts, deduplication: { id: PREFILL_DEDUP_ID } });
+  // The periodic check (queues/declarations/pools.ts), and one more now: the prefill.
+  const stopKeeping = await keepDeclaredSchedulers({ ...ctx, logger: deps.logger }, 'poolRefill');
+  await ctx.queues.add('poolRefill', 'check', { kind: 'check' }, { ...POOL_CHECK_OPTIONS, deduplication: { id: PREFILL_DEDUP_ID } });
 
   let stopping: Promise<void> | undefined;
   return {

@@ -1,6 +1,7 @@
 /**
- * The one worker factory. It builds a BullMQ Worker for a registered queue with the platform's
- * concurrency, lock and stalled-job settings, a child logger per job, metrics, the mapping of
+ * The one worker factory. It builds a BullMQ Worker for a registered queue with the worker options
+ * of its declaration (src/queues/declare-queue.ts) over the platform's concurrency, lock and
+ * stalled-job settings, a child logger per job, metrics, the mapping of
  * error classes to BullMQ outcomes, and an idempotent graceful close. With queue partitions
  * (src/queues/layout.ts) it runs one BullMQ Worker per partition the process consumes, sharing the
  * concurrency out among them; jobs are counted under the registered queue's name.
@@ -52,14 +53,15 @@ import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RedisConnections } from '../redis/connections.js';
 import type { Keys } from '../redis/keys.js';
-import { queues, type PayloadOf, type QueueKey } from './definitions.js';
+import { queues, type PayloadOf, type QueueDefinition, type QueueKey } from './definitions.js';
 import { QueueLayout, type QueueTarget } from './layout.js';
 import { OutageBackoff } from './outage-backoff.js';
 import { inHandedOverTrace } from './trace-handover.js';
 import { lockGoneJobId, WorkerErrorLog } from './worker-error-log.js';
 
 export interface WorkerDeps {
-  config: Pick<Config, 'queues'>;
+  /** The settings: WORKER_* and JOB_*, and those a queue's declaration reads (its concurrency). */
+  config: Config;
   connections: RedisConnections;
   keys: Keys;
   metrics: Metrics;
@@ -83,7 +85,9 @@ export interface JobContext {
 
 export type JobProcessor<K extends QueueKey, R = unknown> = (job: Job<PayloadOf<K>, R>, ctx: JobContext) => Promise<R>;
 
+/** What a role adds to its queue's declared worker options (src/queues/declare-queue.ts). */
 export interface WorkerSettings {
+  /** Instead of the declared concurrency (a count only the caller knows: one slot per maintenance task). */
   concurrency?: number;
   lockDurationMs?: number;
   /** BullMQ options passed through (limiter, maxStalledCount, ...). */
@@ -117,7 +121,7 @@ export function workerName(role: string, instanceId: string): string {
 const ABANDON_AFTER_MS = 2000;
 
 export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, processor: JobProcessor<K, R>, settings: WorkerSettings = {}): PlatformWorker {
-  const def = queues[key];
+  const def: QueueDefinition = queues[key];
   const queueName = def.name;
   const q = deps.config.queues;
   const baseLogger = deps.logger.child({ queue: queueName });
@@ -227,7 +231,7 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
   const layout = deps.queues?.layout ?? QueueLayout.single(deps.keys.prefix);
   const targets = layout.consumed(key);
   const currentCount = Math.max(1, targets.filter((t) => t.current).length);
-  const concurrency = Math.max(1, Math.ceil((settings.concurrency ?? q.workerConcurrency) / currentCount));
+  const concurrency = Math.max(1, Math.ceil((settings.concurrency ?? def.worker?.concurrency?.(deps.config) ?? q.workerConcurrency) / currentCount));
   const errorLogs: WorkerErrorLog[] = [];
   const workers = targets.map((target) => {
     const errors = new WorkerErrorLog(baseLogger);
@@ -238,7 +242,7 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
       concurrency,
       lockDuration: lockDurationMs,
       stalledInterval: q.stalledIntervalMs,
-      maxStalledCount: q.maxStalledCount,
+      maxStalledCount: def.worker?.maxStalledCount ?? q.maxStalledCount,
       autorun: settings.autorun ?? true,
       name,
       metrics: { maxDataPoints: MetricsTime.TWO_WEEKS },

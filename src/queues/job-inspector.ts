@@ -15,8 +15,7 @@ import type { Job, JobType, Queue } from 'bullmq';
 import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError, toError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import { delayedDueAt } from './delayed-due.js';
-import { findQueueKey, type QueueKey, queues as queueDefinitions } from './definitions.js';
-import { FAMILY_OF, partitionKeyOfPayload, type QueueFamily } from './layout.js';
+import { findQueueKey, partitionKeyOf, type QueueFamily, type QueueKey, queues as queueDefinitions } from './definitions.js';
 import type { QueueRegistry } from './registry.js';
 
 /** Log lines of a task shown by GET /api/tasks/:id (the newest ones). */
@@ -259,7 +258,7 @@ export class JobInspector {
         if (parts.length === 1) return { ...parts[0]!, name: queueDefinitions[key].name };
         const counts: Record<string, number> = {};
         for (const p of parts) for (const [state, n] of Object.entries(p.counts)) counts[state] = (counts[state] ?? 0) + n;
-        return { name: queueDefinitions[key].name, family: FAMILY_OF[key], counts, paused: parts.every((p) => p.paused), partitions: parts };
+        return { name: queueDefinitions[key].name, family: queueDefinitions[key].family, counts, paused: parts.every((p) => p.paused), partitions: parts };
       }),
     );
   }
@@ -330,7 +329,7 @@ export class JobInspector {
         ...(input.delay ? { delay: input.delay } : {}),
         ...(input.priority ? { priority: input.priority } : {}),
       },
-      partitionKeyOfPayload(key, parsed.data),
+      partitionKeyOf(key, parsed.data as never),
     );
     return viewJob(job.queueName, job, input.delay ? 'delayed' : input.priority ? 'prioritized' : 'waiting');
   }

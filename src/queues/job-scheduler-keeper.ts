@@ -9,8 +9,11 @@
  * connection already logs) is logged at debug and repeated at the next period.
  */
 import type { JobsOptions, Queue } from 'bullmq';
+import type { Config } from '../config/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { partitionKeyOf, queues as declarations, type QueueDefinition, type QueueKey } from './definitions.js';
+import type { QueueRegistry } from './registry.js';
 
 export const SCHEDULER_CHECK_MS = 30_000;
 
@@ -48,4 +51,28 @@ export async function keepJobScheduler(s: KeptScheduler, deps: { metrics: Metric
   }, SCHEDULER_CHECK_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** Keeps the job schedulers declared for queue `key` (src/queues/declarations/), each in the partition of its job's data. */
+export async function keepDeclaredSchedulers(
+  ctx: { config: Config; queues: QueueRegistry; metrics: Metrics; logger: Logger },
+  key: QueueKey,
+): Promise<() => void> {
+  const def: QueueDefinition = declarations[key];
+  const stops: (() => void)[] = [];
+  for (const s of def.schedulers ?? []) {
+    const data = ctx.queues.validate(key, s.data);
+    stops.push(
+      await keepJobScheduler(
+        {
+          queue: ctx.queues.queue(key, partitionKeyOf(key, data)),
+          id: s.id,
+          everyMs: s.everyMs(ctx.config),
+          template: { name: s.name, data, ...(s.opts ? { opts: s.opts } : {}) },
+        },
+        ctx,
+      ),
+    );
+  }
+  return () => stops.forEach((stop) => stop());
 }

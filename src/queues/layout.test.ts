@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { queueList } from './definitions.js';
-import { FAMILY_OF, isPartitioned, partitionKeyOfPayload, QueueLayout } from './layout.js';
+import { partitionKeyOf, queueList, queues } from './definitions.js';
+import { isPartitioned, QueueLayout } from './layout.js';
 import { keySlot, partitionOf, partitionTag, SLOTS } from './partitions.js';
 
 const names = (ts: { name: string; prefix: string }[]) => ts.map((t) => `${t.prefix}:${t.name}`);
@@ -53,7 +53,7 @@ describe('queue layout', () => {
     }
     expect(isPartitioned('crawlResult')).toBe(true);
     expect(isPartitioned('poolConsumed')).toBe(false);
-    expect(FAMILY_OF.crawlResult).toBe(FAMILY_OF.crawl);
+    expect(queues.crawlResult.family).toBe(queues.crawl.family);
   });
 
   it('puts a business key in the same partition every time, and asks for a key where one is needed', () => {
@@ -69,11 +69,12 @@ describe('queue layout', () => {
     expect(() => layout.targetFor('crawl')).toThrow(/queue crawl is partitioned: a partition key is needed/);
     expect(layout.targetFor('poolRefill')).toBe(layout.targetFor('poolRefill', 99));
     // What an operator's job carries decides its partition.
-    expect(partitionKeyOfPayload('crawl', { ipId: 7, taskId: 'x' })).toBe(7);
-    expect(partitionKeyOfPayload('feedRefresh', { feedId: 3 })).toBe(3);
-    expect(partitionKeyOfPayload('messagePersist', {})).toBe(0);
-    expect(partitionKeyOfPayload('messagePersist', { shard: 5 })).toBe(5);
-    expect(partitionKeyOfPayload('poolRefill', { type: 'titles' })).toBeUndefined();
+    expect(partitionKeyOf('crawl', { ipId: 7, keyword: 'k', taskId: 'x', pagesOnSale: 1, pagesSold: 1 })).toBe(7);
+    expect(partitionKeyOf('crawlResult', { ipId: 8, taskId: 'x' })).toBe(8);
+    expect(partitionKeyOf('feedRefresh', { feedId: 3, trigger: 'manual' })).toBe(3);
+    expect(partitionKeyOf('messagePersist', {})).toBe(0);
+    expect(partitionKeyOf('messagePersist', { shard: 5 })).toBe(5);
+    expect(partitionKeyOf('poolRefill', { kind: 'refill', type: 'titles', groupId: 1 })).toBeUndefined();
   });
 
   it('finds a key in its current partition first, then in its partition of each older layout; adds only to the current one', () => {

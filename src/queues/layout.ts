@@ -1,54 +1,33 @@
 /**
  * Where each queue's keys live (QUEUE_SHARDS, docs/queue-partitions.md). Pure: no Redis.
  *
- * - Families: `crawl` (queues crawl and crawl-result: a flow's parent and child share a slot),
- *   `feeds` (feed-refresh), `messages` (message-persist), `pools` (pool-refill, pool-consumed),
- *   `maintenance`. The first three are the hot ones and are partitioned.
+ * - Families (FAMILIES, src/queues/declare-queue.ts; each queue names its own): `crawl` (queues
+ *   crawl and crawl-result: a flow's parent and child share a slot), `feeds` (feed-refresh),
+ *   `messages` (message-persist), `pools` (pool-refill, pool-consumed), `maintenance`. The first
+ *   three are the hot ones and are partitioned.
  * - One partition (QUEUE_SHARDS=1, the default): a family's queues keep their names; their prefix
  *   is `{<prefix>}` on a single Redis (where nothing moves from before partitions existed) and
  *   `{<prefix>:<family>}` on a Redis Cluster, so that families land on different masters.
  * - n partitions: partition i of a hot family is queue `<name>.<i>-of-<n>` (Bull Board groups by the `.`; the count in the name keeps the names of two layouts apart while one drains)
  *   with prefix `{partitionTag('<prefix>:<family>', i, n)}`, a tag whose slot lies in the i-th n-th
  *   of the slot space: n partitions over m masters put n/m on each.
- * - A job's partition is a stable function of its business key: an IP's id for its crawls and
- *   their results, a feed's id for its refreshes (its deduplication keys must stay in one queue),
- *   a persist buffer's shard for its drains.
+ * - A job's partition is a stable function of its business key, which its queue's declaration
+ *   reads from the payload (`partitionKey`): an IP's id for its crawls and their results, a feed's
+ *   id for its refreshes, a persist buffer's shard for its drains.
  * - Older layouts (the QUEUE_SHARDS of processes before a change) are recorded in Redis; their
  *   partitions are still consumed and searched until they are empty ("drained"), and nothing new
  *   is added to them.
  */
-import { queues as definitions, type QueueKey } from './definitions.js';
+import { queueKeys, queues as definitions, type QueueKey } from './definitions.js';
+import { FAMILIES, type PartitionKey, type QueueFamily } from './declare-queue.js';
 import { partitionOf, partitionTag } from './partitions.js';
 
-export type QueueFamily = 'crawl' | 'feeds' | 'messages' | 'pools' | 'maintenance';
+export type { PartitionKey, QueueFamily } from './declare-queue.js';
 
-export const FAMILY_OF: Record<QueueKey, QueueFamily> = {
-  crawl: 'crawl',
-  crawlResult: 'crawl',
-  feedRefresh: 'feeds',
-  messagePersist: 'messages',
-  poolRefill: 'pools',
-  poolConsumed: 'pools',
-  maintenance: 'maintenance',
-};
-
-export const PARTITIONED_FAMILIES: ReadonlySet<QueueFamily> = new Set(['crawl', 'feeds', 'messages']);
+export const PARTITIONED_FAMILIES: ReadonlySet<QueueFamily> = new Set((Object.keys(FAMILIES) as QueueFamily[]).filter((f) => FAMILIES[f].partitioned));
 
 export function isPartitioned(key: QueueKey): boolean {
-  return PARTITIONED_FAMILIES.has(FAMILY_OF[key]);
-}
-
-/** The business key a job's partition is computed from (an IP id, a feed id, a shard). */
-export type PartitionKey = string | number;
-
-/** The business key of a job's payload (an operator's job goes to the partition its key maps to). */
-export function partitionKeyOfPayload(key: QueueKey, data: unknown): PartitionKey | undefined {
-  const d = (data ?? {}) as Record<string, unknown>;
-  const pick = (field: string) => (typeof d[field] === 'number' || typeof d[field] === 'string' ? (d[field] as PartitionKey) : undefined);
-  if (key === 'crawl' || key === 'crawlResult') return pick('ipId');
-  if (key === 'feedRefresh') return pick('feedId');
-  if (key === 'messagePersist') return pick('shard') ?? 0;
-  return undefined;
+  return PARTITIONED_FAMILIES.has(definitions[key].family);
 }
 
 /** One BullMQ queue of the layout: the name and prefix a Queue or Worker is built with. */
@@ -107,7 +86,7 @@ export class QueueLayout {
     const id = `${key}/${n}/${index}`;
     let t = this.cache.get(id);
     if (!t) {
-      const family = FAMILY_OF[key];
+      const family = definitions[key].family;
       const base = definitions[key].name;
       const p = this.options.prefix;
       const prefix = n > 1 ? `{${partitionTag(`${p}:${family}`, index, n)}}` : this.options.cluster ? `{${p}:${family}}` : `{${p}}`;
@@ -169,6 +148,6 @@ export class QueueLayout {
 
   /** Every queue of every key (Bull Board, metrics, the job console). */
   all(): QueueTarget[] {
-    return (Object.keys(definitions) as QueueKey[]).flatMap((k) => this.everywhere(k));
+    return queueKeys.flatMap((k) => this.everywhere(k));
   }
 }

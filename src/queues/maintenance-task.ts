@@ -30,4 +30,4 @@ export interface MaintenanceTask {
   run(run: MaintenanceRun): Promise<unknown>;
 }
 
-export const MAINTENANCE_TASK_NAME = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+export { MAINTENANCE_TASK_NAME } from './declarations/maintenance.js';

@@ -22,7 +22,7 @@ import { FixtureMarketplace } from '../../src/services/fixture-marketplace/serve
 import { silentLogger } from '../../src/logging/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { queueList } from '../../src/queues/definitions.js';
-import type { CrawledItem } from '../../src/queues/payloads/crawl.js';
+import type { CrawledItem } from '../../src/queues/declarations/crawl.js';
 import { RedisConnections } from '../../src/redis/connections.js';
 import { ROLE_NAMES } from '../../src/runtime/roles.js';
 import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';

@@ -25,8 +25,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { feedIdOfJob } from '../../src/feeds/feed-scheduler.js';
 import { silentLogger } from '../../src/logging/logger.js';
-import type { QueueKey } from '../../src/queues/definitions.js';
-import { FAMILY_OF, PARTITIONED_FAMILIES, QueueLayout } from '../../src/queues/layout.js';
+import { queueKeys, queues as definitions, type QueueKey } from '../../src/queues/definitions.js';
+import { PARTITIONED_FAMILIES, QueueLayout } from '../../src/queues/layout.js';
 import { QueueRegistry } from '../../src/queues/registry.js';
 import { connectionOptions } from '../../src/redis/connection.js';
 import { RedisConnections } from '../../src/redis/connections.js';
@@ -434,7 +434,7 @@ describe(`queue partitions (QUEUE_SHARDS=${SHARDS}) on a 3-master Redis Cluster,
         `${family}: ${table.join('; ')}`,
       ).toBe(true);
       // Partition i of n sits in the i-th n-th of the slot space: n/3 partitions on each master.
-      const keysOfFamily = (Object.keys(FAMILY_OF) as QueueKey[]).filter((k) => FAMILY_OF[k] === family);
+      const keysOfFamily = queueKeys.filter((k) => definitions[k].family === family);
       for (const key of keysOfFamily) {
         const parts = layout.current(key);
         expect(parts).toHaveLength(SHARDS);

@@ -15,7 +15,7 @@ import { silentLogger, type Logger } from '../../src/logging/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { createWorker, type PlatformWorker } from '../../src/queues/create-worker.js';
 import type { QueueTarget } from '../../src/queues/layout.js';
-import type { CrawledItem, CrawlJobPayload } from '../../src/queues/payloads/crawl.js';
+import type { CrawledItem, CrawlJobPayload } from '../../src/queues/declarations/crawl.js';
 import type { QueueRegistry } from '../../src/queues/registry.js';
 import type { RedisConnections } from '../../src/redis/connections.js';
 import type { Keys } from '../../src/redis/keys.js';
@@ -31,7 +31,7 @@ export interface StandInCrawler {
 }
 
 export interface StandInDeps {
-  config: Pick<Config, 'queues'>;
+  config: Config;
   connections: RedisConnections;
   keys: Keys;
   queues: QueueRegistry;

@@ -14,7 +14,7 @@ import type { Job, Queue } from 'bullmq';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CrawlerRoleHandle } from '../../src/crawl/role.js';
-import type { CrawlJobPayload, CrawlResultPayload } from '../../src/queues/payloads/crawl.js';
+import type { CrawlJobPayload, CrawlResultPayload } from '../../src/queues/declarations/crawl.js';
 import type { BehaviourRule } from '../../src/services/fixture-marketplace/behaviour.js';
 import type { FixtureItem } from '../../src/services/fixture-marketplace/catalog.js';
 import { FixtureMarketplace, type RequestLog } from '../../src/services/fixture-marketplace/server.js';

@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AcceptedMessage } from '../../src/queues/payloads/messages.js';
+import type { AcceptedMessage } from '../../src/queues/declarations/messages.js';
 import { MessageStore } from '../../src/messages/message-store.js';
 import { PersistBuffer } from '../../src/messages/persist-buffer.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drainBuffer } from '../../src/messages/drain-buffer.js';
 import { MessageStore } from '../../src/messages/message-store.js';
 import { PersistBuffer } from '../../src/messages/persist-buffer.js';
-import type { AcceptedMessage } from '../../src/queues/payloads/messages.js';
+import type { AcceptedMessage } from '../../src/queues/declarations/messages.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config/index.js';
 import { openCrawlFlow } from '../../src/crawl/crawl-flow.js';
 import { silentLogger } from '../../src/logging/logger.js';
-import type { CrawledItem, CrawlJobPayload, CrawlResultPayload } from '../../src/queues/payloads/crawl.js';
+import type { CrawledItem, CrawlJobPayload, CrawlResultPayload } from '../../src/queues/declarations/crawl.js';
 import { PENDING_STATES } from '../../src/queues/job-states.js';
 import { QueueRegistry } from '../../src/queues/registry.js';
 import { connectionOptions } from '../../src/redis/connection.js';

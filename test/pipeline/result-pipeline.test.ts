@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 import { CrawlQueues, onSale, resultOf, sold } from './helpers.js';
-import type { CrawledItem } from '../../src/queues/payloads/crawl.js';
+import type { CrawledItem } from '../../src/queues/declarations/crawl.js';
 
 describe('result pipeline', () => {
   let t: TestPlatform;

@@ -3,7 +3,7 @@ import type { MessageService } from '../../messages/message-service.js';
 import { readAnswerJson } from '../../messages/message-entry.js';
 import type { RefusedMessagesApi } from '../../messages/wiring.js';
 import { NotFoundError } from '../../errors.js';
-import { messageRole } from '../../queues/payloads/messages.js';
+import { messageRole } from '../../queues/declarations/messages.js';
 import { decimalInt, defineRoute, type AnyRoute } from '../route.js';
 
 export const MAX_READ_LIMIT = 1000;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { declareQueue } from '../declare-queue.js';
 
 /** One crawl task of an IP: fixed pages of on-sale then sold results. */
 export const crawlJobPayload = z.object({
@@ -54,3 +55,29 @@ export const crawlResultRef = z.object({
  */
 export const crawlResultJobPayload = z.union([crawlResultPayload, crawlResultRef]);
 export type CrawlResultJobPayload = z.infer<typeof crawlResultJobPayload>;
+
+/** The crawl family: a crawl and the processing of its result share a partition (an IP's), so a flow's jobs share a slot. */
+export const crawlQueues = {
+  crawl: declareQueue({
+    name: 'crawl',
+    family: 'crawl',
+    role: 'crawler',
+    description: 'Headless-browser crawl of one IP on the marketplace.',
+    payload: crawlJobPayload,
+    partitionKey: (job) => job.ipId,
+    worker: { concurrency: (config) => config.crawl.concurrency },
+    manualAdd: { refused: 'an IP has one pending crawl; POST /api/ips/:id/crawl crawls it now' },
+    confirmAdds: true,
+  }),
+  crawlResult: declareQueue({
+    name: 'crawl-result',
+    family: 'crawl',
+    role: 'pipeline',
+    description: 'Result pipeline of one crawl (the parent of the crawl in its flow): state machine, snapshots, hourly stats, alerts, next crawl.',
+    payload: crawlResultJobPayload,
+    partitionKey: (job) => job.ipId,
+    worker: { concurrency: (config) => config.pipeline.concurrency },
+    manualAdd: { refused: "a result schedules the IP's next crawl; only a crawl produces one (POST /api/ips/:id/crawl)" },
+    confirmAdds: true,
+  }),
+};

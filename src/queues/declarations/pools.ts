@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { declareQueue } from '../declare-queue.js';
 
 export const poolType = z.enum(['titles', 'contents']);
 /** Group ids are PostgreSQL integers. */
@@ -20,3 +21,24 @@ export type PoolRefillPayload = z.infer<typeof poolRefillPayload>;
 /** Mark the consumed ids recorded for one pool in the DB. */
 export const poolConsumedPayload = z.object({ type: poolType, groupId: poolGroupId });
 export type PoolConsumedPayload = z.infer<typeof poolConsumedPayload>;
+
+/** Options of a `check` job: one attempt (the next check comes anyway), few runs kept. */
+export const POOL_CHECK_OPTIONS = { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } };
+
+export const poolQueues = {
+  poolRefill: declareQueue({
+    name: 'pool-refill',
+    family: 'pools',
+    role: 'pools',
+    description: 'Refill of one content pool from the DB.',
+    payload: poolRefillPayload,
+    schedulers: [{ id: 'pools-check', everyMs: (config) => config.pools.checkIntervalMs, name: 'check', data: { kind: 'check' }, opts: POOL_CHECK_OPTIONS }],
+  }),
+  poolConsumed: declareQueue({
+    name: 'pool-consumed',
+    family: 'pools',
+    role: 'pools',
+    description: 'Marks popped pool rows consumed in the DB, in batches.',
+    payload: poolConsumedPayload,
+  }),
+};

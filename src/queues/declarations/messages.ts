@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { declareQueue } from '../declare-queue.js';
 
 export const messageRole = z.enum(['system', 'user', 'assistant', 'tool']);
 export type MessageRole = z.infer<typeof messageRole>;
@@ -23,3 +24,26 @@ export const messagePersistPayload = z.object({
   shard: z.number().int().min(0).max(255).optional(), // MESSAGE_PERSIST_SHARDS is at most 256
 });
 export type MessagePersistPayload = z.infer<typeof messagePersistPayload>;
+
+export const messageQueues = {
+  messagePersist: declareQueue({
+    name: 'message-persist',
+    family: 'messages',
+    role: 'messages',
+    description: 'Write-behind of accepted session messages to the DB.',
+    payload: messagePersistPayload,
+    // A buffer's drains share its shard's partition; the sweep (no shard) lives in the first.
+    partitionKey: (job) => job.shard ?? 0,
+    // One job per buffer at a time is enough (a busy buffer is left to its drain); one more for the sweep.
+    worker: { concurrency: (config) => config.messages.persistShards + 1 },
+    schedulers: [
+      {
+        id: 'message-persist-sweep',
+        everyMs: (config) => config.messages.persistSweepMs,
+        name: 'sweep',
+        data: {},
+        opts: { removeOnComplete: { count: 10 }, removeOnFail: { age: 3600 } },
+      },
+    ],
+  }),
+};
