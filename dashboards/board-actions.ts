@@ -1,18 +1,18 @@
 /**
  * Bull Board's buttons, answered by the platform: an express router mounted before bull-board's
  * own (bull-board.ts), on the routes of @bull-board/api 9.10.1 (dist/routes.js) that change jobs.
- * Each goes through the same job console as the REST routes (src/queues/job-inspector.ts, wired
+ * Each goes through the same job console as the REST routes (src/jobs/job-console.ts, wired
  * with the chains' replay and promote handlers) or the board's rules (board-rules.ts); what the
  * platform has no rule about is passed on to bull-board unchanged.
  *
- *   PUT   queues/:q/:id/retry                 → JobInspector.retry: a dead crawl or refresh replays
+ *   PUT   queues/:q/:id/retry                 → JobConsole.retry: a dead crawl or refresh replays
  *                                               through its chain; a completed link is refused
- *   PUT   queues/:q/retry/failed              → JobInspector.replayDead (every dead job, each so)
+ *   PUT   queues/:q/retry/failed              → JobConsole.replayDead (every dead job, each so)
  *   PUT   queues/:q/retry/completed           → refused on a chained queue, else bull-board
- *   PUT   queues/:q/:id/promote               → JobInspector.promote (a crawl runs as its IP's crawl now)
- *   PUT   queues/:q/promote                   → JobInspector.promoteAll
+ *   PUT   queues/:q/:id/promote               → JobConsole.promote (a crawl runs as its IP's crawl now)
+ *   PUT   queues/:q/promote                   → JobConsole.promoteAll
  *   POST  queues/:q/add                       → refused on chained and platform-only queues; options
- *                                               limited; JobInspector.add checks the payload
+ *                                               limited; JobConsole.add checks the payload
  *   PATCH queues/:q/:id/update-data           → payload schema, then the fields the platform writes
  *   PUT   queues/:q/:id/clean, clean/:status  → a chained job still pending or running is refused
  *   PUT   queues/:q/empty, obliterate,
@@ -34,12 +34,13 @@ import { errorReply } from '../src/http/error-reply.js';
 import { findTextProblem, TEXT_PROBLEM_MESSAGE } from '../src/http/input-checks.js';
 import { parseOr400 } from '../src/http/route-input.js';
 import { queues as definitions, type QueueKey } from '../src/queues/definitions.js';
-import { findJob, type JobInspector } from '../src/queues/job-inspector.js';
+import { findJob } from '../src/jobs/find-job.js';
+import type { JobConsole } from '../src/jobs/job-console.js';
 import type { QueueRegistry } from '../src/queues/registry.js';
 import { addOptions, addRefusal, chainRule, checkDataEdit, cleanRefusal, queueActionRefusal, removeRefusal, type QueueAction } from './board-rules.js';
 
 export interface BoardActionsDeps {
-  jobs: JobInspector;
+  jobs: JobConsole;
   queues: QueueRegistry;
   /** Largest JSON body accepted (HTTP_BODY_LIMIT). */
   bodyLimit: number;

@@ -4,7 +4,7 @@
  * - The queue's description and its payload as a JSON Schema (the "Add job" form's template and
  *   checks; the server checks it again: board-actions.ts).
  * - Completed jobs of a chain offer no "Retry" (a finished link run again fails as stale, or is a
- *   second pending refresh); the server refuses it too (src/queues/job-inspector.ts).
+ *   second pending refresh); the server refuses it too (src/jobs/).
  * - A crawl shows its flow from its own page too. Bull Board finds a job's flow by following
  *   `job.opts.parent` up to the root. A pending crawl is a plain delayed job that the crawler
  *   attaches to its parent (`result-<taskId>`) when it takes it (src/crawl/crawl-flow.ts); BullMQ

@@ -7,7 +7,7 @@
  *   adds) are added, edited and removed by their domain only; a button that would add a second
  *   pending job, drop the pending one or rewrite what the chain relies on is refused (409, naming
  *   the domain route that does it the right way). Retries and promotes are not refused: they go
- *   through the job console's chain handlers (src/queues/job-inspector.ts);
+ *   through the job console's chain handlers (src/jobs/);
  * - platform-only queues: `maintenance` runs come from the leader's job schedulers (one per task,
  *   its period a setting): no hand-made run, and its schedulers are not removed or re-timed here;
  * - nothing added or edited here leaves a job that cannot run: data is checked against the queue's

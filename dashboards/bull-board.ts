@@ -30,7 +30,7 @@ import { cookieToken, SESSION_COOKIE } from '../src/http/authenticate.js';
 import { expressApp, type ExpressMount, type MountContext } from '../src/http/express-mount.js';
 import { findTextProblem } from '../src/http/input-checks.js';
 import type { AuthInfo } from '../src/http/route.js';
-import type { JobInspector } from '../src/queues/job-inspector.js';
+import type { JobConsole } from '../src/jobs/job-console.js';
 import type { QueueRegistry } from '../src/queues/registry.js';
 import { boardActions } from './board-actions.js';
 import { PlatformQueueAdapter } from './board-queue-adapter.js';
@@ -68,7 +68,7 @@ export interface BullBoardOptions {
   /** Every queue of the layout is shown (partitions and older layouts included). */
   queues: QueueRegistry;
   /** The job console the REST routes use, wired with the chains' handlers (src/runtime/api-wiring.ts). */
-  jobs: JobInspector;
+  jobs: JobConsole;
   cookieSecure: boolean;
   /** Largest JSON body of the board's actions (HTTP_BODY_LIMIT). */
   bodyLimit: number;

@@ -108,11 +108,6 @@ export class FeedScheduler {
     return this.deps.queues.home('feedRefresh', feedIdOfJob(jobId), jobId);
   }
 
-  /** A refresh job by id, wherever its partition. */
-  async getJob(jobId: string): Promise<Job | undefined> {
-    return (await this.queueOfJob(jobId)).getJob(jobId);
-  }
-
   /**
    * Where a job of this chain goes: the queue whose deduplication key names a pending job of the
    * chain (an older layout still holds the chain's pending job: deduplication must see it), else

@@ -13,7 +13,10 @@
  *   the feed was deleted             → nothing                            'feed_gone'
  *
  * The dead job then leaves the failed set. The returned taskId is the job that carries the replay.
+ * `job` is the dead job as the console read it (failed: src/jobs/chain-replays.ts); it is not
+ * read again.
  */
+import type { Job } from 'bullmq';
 import type { FeedStore } from './feed-store.js';
 import { QUEUED_STATES } from '../queues/job-states.js';
 import type { FeedScheduler } from './feed-scheduler.js';
@@ -24,11 +27,9 @@ export interface RefreshReplay {
   taskId?: string;
 }
 
-export async function replayDeadRefresh(deps: { feeds: Pick<FeedStore, 'exists'>; scheduler: FeedScheduler }, jobId: string): Promise<RefreshReplay> {
+export async function replayDeadRefresh(deps: { feeds: Pick<FeedStore, 'exists'>; scheduler: FeedScheduler }, job: Job): Promise<RefreshReplay> {
   const { scheduler } = deps;
-  const job = await scheduler.getJob(jobId);
-  const state = job ? await job.getState() : 'unknown';
-  if (!job || state !== 'failed') throw new Error(`job "${jobId}" of queue "feed-refresh" is ${state === 'unknown' ? 'not there' : state}, not failed`);
+  const jobId = job.id!;
   const feedId = Number(job.data.feedId);
   if (!(await deps.feeds.exists(feedId))) return { jobId, status: 'feed_gone' };
 

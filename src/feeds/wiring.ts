@@ -3,6 +3,7 @@
  * feeds role's worker, the feeds maintenance tasks, the API's FeedService and the dead-refresh
  * replay); they hold no state of their own beyond Redis and the database, so several sets may coexist.
  */
+import type { Job } from 'bullmq';
 import type { PlatformContext } from '../context.js';
 import { ArticleStore } from './article-store.js';
 import { DomainGate } from './domain-gate.js';
@@ -38,7 +39,7 @@ export function createFeedServices(ctx: Pick<PlatformContext, 'config' | 'db' | 
 /** What the API asks of the feeds: the subscriptions (FeedService), a dead refresh's replay through its chain, and ownership. */
 export interface FeedsApi {
   service: FeedService;
-  replayDead(jobId: string): Promise<RefreshReplay>;
+  replayDead(job: Job): Promise<RefreshReplay>;
   isOwnedBy(userId: number, feedId: number): Promise<boolean>;
 }
 
@@ -46,7 +47,7 @@ export function wireFeedsApi(ctx: Pick<PlatformContext, 'config' | 'db' | 'redis
   const services = createFeedServices(ctx);
   return {
     service: new FeedService({ services, settings: ctx.config.feeds }),
-    replayDead: (jobId) => replayDeadRefresh(services, jobId),
+    replayDead: (job) => replayDeadRefresh(services, job),
     isOwnedBy: (userId, feedId) => services.feeds.isOwnedBy(userId, feedId),
   };
 }

@@ -13,20 +13,21 @@ import { createMessageService, wireRefusedMessages } from '../messages/wiring.js
 import { createIpService, createScheduler } from '../pipeline/wiring.js';
 import { wirePoolService } from '../pools/wiring.js';
 import { queues } from '../queues/definitions.js';
-import { JobInspector, type PromoteHandler, type ReplayHandler } from '../queues/job-inspector.js';
+import type { PromoteHandler, ReplayHandler } from '../jobs/chain-replays.js';
+import { JobConsole } from '../jobs/job-console.js';
 
 export function wireApi(ctx: PlatformContext, auth: AuthWiring): ApiServices {
   const feeds = wireFeedsApi(ctx);
   const crawls = createScheduler(ctx);
   const replay = new Map<string, ReplayHandler>([
-    [queues.crawl.name, (job) => crawls.replay('crawl', job.id!)],
-    [queues.crawlResult.name, (job) => crawls.replay('crawl-result', job.id!)],
-    [queues.feedRefresh.name, (job) => feeds.replayDead(job.id!)],
+    [queues.crawl.name, (job) => crawls.replay('crawl', job)],
+    [queues.crawlResult.name, (job) => crawls.replay('crawl-result', job)],
+    [queues.feedRefresh.name, (job) => feeds.replayDead(job)],
   ]);
   const promote = new Map<string, PromoteHandler>([[queues.crawl.name, (job) => crawls.promote(job.id!)]]);
   return {
     auth,
-    jobs: new JobInspector({ queues: ctx.queues, redis: ctx.redis, replay, promote }),
+    jobs: new JobConsole({ queues: ctx.queues, redis: ctx.redis, replay, promote }),
     feeds: feeds.service,
     ownsFeed: feeds.isOwnedBy,
     ips: createIpService(ctx, crawls),

@@ -34,7 +34,7 @@ import { RedisConnections } from '../redis/connections.js';
 import { createKeys } from '../redis/keys.js';
 import { describeTarget } from '../redis/redis-target.js';
 import { replicaAckSettings } from '../redis/replica-ack.js';
-import { JOB_STATES } from '../queues/job-inspector.js';
+import { JOB_STATES } from '../queues/job-states.js';
 import { queues as queueDefinitions, type QueueKey } from '../queues/definitions.js';
 import { parseShardSpec } from '../queues/partitions.js';
 import { recordLayout } from '../queues/recorded-layouts.js';

@@ -1,6 +1,6 @@
 /**
  * The crawl flow when something fails, and replays of its dead jobs (CrawlScheduler.replay, what
- * the dead-job console calls), with a stand-in crawler that counts its crawls:
+ * the dead-job console calls with the job it read), with a stand-in crawler that counts its crawls:
  *
  * - the processing of a result that fails (the database refuses it) is retried on its own: the
  *   crawl ran once, the result is counted once;
@@ -82,7 +82,7 @@ describe('crawl flow failures and replays', () => {
     expect(await sql('SELECT task_id FROM processed_results WHERE ip_id = $1', [ip.id])).toEqual([]);
 
     await sql(`INSERT INTO test_healed VALUES ($1)`, [ip.id]);
-    const replay = await createScheduler(t.platform.ctx).replay('crawl-result', `result-${taskId}`);
+    const replay = await createScheduler(t.platform.ctx).replay('crawl-result', (await q.results.getJob(`result-${taskId}`))!);
     expect(replay).toEqual({ jobId: `result-${taskId}`, status: 'retried', taskId: `result-${taskId}` });
     await waitFor(async () => (await q.results.getJobState(`result-${taskId}`)) === 'completed', { message: 'replayed result not processed' });
     const done = (await resultJob(taskId))!;
@@ -113,7 +113,7 @@ describe('crawl flow failures and replays', () => {
     expect(crawls.get(ip.id)).toBe(3);
 
     healed.add(ip.id);
-    const replay = await createScheduler(t.platform.ctx).replay('crawl', taskId);
+    const replay = await createScheduler(t.platform.ctx).replay('crawl', (await q.crawl.getJob(taskId))!);
     expect(replay).toEqual({ jobId: taskId, status: 'crawl_now', taskId: next, crawl: 'moved_forward' });
     expect(await q.crawl.getJob(taskId)).toBeUndefined(); // out of the failed set
     // The pending crawl now runs: crawled once more, processed, and the IP again has one pending crawl.
@@ -123,7 +123,9 @@ describe('crawl flow failures and replays', () => {
     expect(after).toMatchObject({ status: 'processed', taskId: next });
     expect((await q.pendingFor(ip.id)).map((j) => j.id)).toEqual([after.nextTaskId]);
 
-    // A dead job that is not failed any more cannot be replayed.
-    await expect(createScheduler(t.platform.ctx).replay('crawl', next)).rejects.toThrow(/not failed/);
+    // Only a failed job is replayed: the console refuses the finished crawl (it reads the job once and hands it to the replay).
+    const refused = await t.api.post(`/api/queues/crawl/jobs/${next}/retry`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'finished_link', field: 'id' });
   });
 });

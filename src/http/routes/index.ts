@@ -9,7 +9,7 @@ import type { MessageService } from '../../messages/message-service.js';
 import type { RefusedMessagesApi } from '../../messages/wiring.js';
 import type { IpService } from '../../pipeline/ip-service.js';
 import type { PoolService } from '../../pools/pool-service.js';
-import type { JobInspector } from '../../queues/job-inspector.js';
+import type { JobConsole } from '../../jobs/job-console.js';
 import type { AnyRoute } from '../route.js';
 import { authRoutes } from './auth-routes.js';
 import { clusterRoutes } from './cluster-routes.js';
@@ -22,7 +22,7 @@ import { userRoutes } from './user-routes.js';
 
 export interface ApiServices {
   auth: AuthWiring;
-  jobs: JobInspector;
+  jobs: JobConsole;
   feeds: FeedService;
   ownsFeed: (userId: number, feedId: number) => Promise<boolean>;
   ips: IpService;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { JOB_STATES, type JobInspector } from '../../queues/job-inspector.js';
+import type { JobConsole } from '../../jobs/job-console.js';
+import { JOB_STATES } from '../../queues/job-states.js';
 import { queues } from '../../queues/definitions.js';
 import { decimalInt, defineRoute, type AnyRoute } from '../route.js';
 
@@ -43,10 +44,10 @@ const taskQuery = z.strictObject({ queue: queueName.optional() });
 /**
  * Jobs and dead jobs (admins only), and task lookup: an admin sees every task, a user only the
  * refreshes of its own feeds (any other task answers 404 as if it did not exist).
- * `inspector`: the job console over every queue (wired with the chains' replays by the runtime);
+ * `jobs`: the job console over every queue (wired with the chains' replays by the runtime);
  * `ownsFeed`: whether a feed is the user's.
  */
-export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, feedId: number) => Promise<boolean>): AnyRoute[] {
+export function jobRoutes(jobs: JobConsole, ownsFeed: (userId: number, feedId: number) => Promise<boolean>): AnyRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -56,7 +57,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       summary:
         'Every queue with its job counts by state; a partitioned queue (QUEUE_SHARDS) sums its partitions and lists them in `partitions`, with its `family`.',
       responses: { 200: { description: '{queues: [{name, counts, paused, family?, partitions?}]}' } },
-      handler: async () => ({ body: { queues: await inspector.counts() } }),
+      handler: async () => ({ body: { queues: await jobs.counts() } }),
     }),
     defineRoute({
       method: 'get',
@@ -70,7 +71,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
         200: { description: 'jobs' },
         404: { description: 'unknown queue (a partitioned queue: name a partition, e.g. crawl.3-of-6; 404 partitioned_queue names them)' },
       },
-      handler: async ({ params, query }) => ({ body: await inspector.list(params.name, query.state, query.start, query.end) }),
+      handler: async ({ params, query }) => ({ body: await jobs.list(params.name, query.state, query.start, query.end) }),
     }),
     defineRoute({
       method: 'post',
@@ -89,7 +90,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       },
       handler: async ({ params, body }) => ({
         status: 201,
-        body: await inspector.add(params.name, body as { name?: string; data: unknown; delay?: number; priority?: number }),
+        body: await jobs.add(params.name, body as { name?: string; data: unknown; delay?: number; priority?: number }),
       }),
     }),
     defineRoute({
@@ -100,7 +101,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       summary: 'Pause a queue: no worker takes its jobs until it is resumed (running jobs finish).',
       params: queueParams,
       responses: { 200: { description: '{queue, paused}' }, 404: { description: 'unknown queue' } },
-      handler: async ({ params }) => ({ body: await inspector.setPaused(params.name, true) }),
+      handler: async ({ params }) => ({ body: await jobs.setPaused(params.name, true) }),
     }),
     defineRoute({
       method: 'post',
@@ -110,7 +111,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       summary: 'Resume a paused queue.',
       params: queueParams,
       responses: { 200: { description: '{queue, paused}' }, 404: { description: 'unknown queue' } },
-      handler: async ({ params }) => ({ body: await inspector.setPaused(params.name, false) }),
+      handler: async ({ params }) => ({ body: await jobs.setPaused(params.name, false) }),
     }),
     defineRoute({
       method: 'get',
@@ -126,7 +127,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
             "unknown queue or job (an id naming one of BullMQ's own keys is no job) (a partitioned queue: name a partition, e.g. crawl.3-of-6; 404 partitioned_queue names them)",
         },
       },
-      handler: async ({ params }) => ({ body: await inspector.get(params.name, params.id) }),
+      handler: async ({ params }) => ({ body: await jobs.get(params.name, params.id) }),
     }),
     defineRoute({
       method: 'post',
@@ -141,7 +142,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
         404: { description: 'unknown queue or job' },
         409: { description: 'job not failed or completed; or a completed job of a chain (finished_link: its domain route runs the chain now)' },
       },
-      handler: async ({ params }) => ({ body: await inspector.retry(params.name, params.id) }),
+      handler: async ({ params }) => ({ body: await jobs.retry(params.name, params.id) }),
     }),
     defineRoute({
       method: 'delete',
@@ -152,7 +153,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       params: jobParams,
       responses: { 204: { description: 'deleted' }, 404: { description: 'unknown queue or job' }, 409: { description: 'job is active' } },
       handler: async ({ params }) => {
-        await inspector.remove(params.name, params.id);
+        await jobs.remove(params.name, params.id);
         return { status: 204 };
       },
     }),
@@ -164,7 +165,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       summary: 'Retry every failed job of a queue (as POST /api/dead-jobs/retry {queue}).',
       params: queueParams,
       responses: { 200: { description: 'retried' }, 404: { description: 'unknown queue' } },
-      handler: async ({ params }) => ({ body: await inspector.retryFailed(params.name) }),
+      handler: async ({ params }) => ({ body: await jobs.retryFailed(params.name) }),
     }),
     defineRoute({
       method: 'get',
@@ -175,7 +176,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
         'The dead-job console: failed jobs of every queue (or of `queue`), newest first, whose id, name or reason contains `q`, from `offset`; compact entries (the single-job view has the stack trace) and the total of matches.',
       query: deadQuery,
       responses: { 200: { description: '{total, offset, limit, jobs}' }, 400: { description: 'unknown queue (field queue), bad offset or limit' } },
-      handler: async ({ query }) => ({ body: await inspector.deadJobs(query, query.offset, query.limit) }),
+      handler: async ({ query }) => ({ body: await jobs.deadJobs(query, query.offset, query.limit) }),
     }),
     defineRoute({
       method: 'post',
@@ -185,7 +186,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       summary: 'Replay every dead job matching the filter (queue, q): full attempts again, chains kept.',
       body: deadRetryBody,
       responses: { 200: { description: '{retried, skipped}' }, 400: { description: 'unknown queue (field queue)' } },
-      handler: async ({ body }) => ({ body: await inspector.replayDead(body) }),
+      handler: async ({ body }) => ({ body: await jobs.replayDead(body) }),
     }),
     defineRoute({
       method: 'delete',
@@ -195,7 +196,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       summary: 'Remove every dead job matching the filter (queue and/or q required).',
       query: deadRemoveQuery,
       responses: { 200: { description: '{removed, skipped}' }, 400: { description: 'no filter, or an unknown queue (field queue)' } },
-      handler: async ({ query }) => ({ body: await inspector.removeDead(query) }),
+      handler: async ({ query }) => ({ body: await jobs.removeDead(query) }),
     }),
     defineRoute({
       method: 'get',
@@ -218,7 +219,7 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
           ? undefined
           : (queue: string, job: { data: { feedId?: unknown } }) =>
               queue === queues.feedRefresh.name && typeof job.data?.feedId === 'number' && ownsFeed(auth!.userId, job.data.feedId);
-        return { body: await inspector.task(params.task_id, visible, query.queue) };
+        return { body: await jobs.task(params.task_id, visible, query.queue) };
       },
     }),
   ];

@@ -288,15 +288,13 @@ export class CrawlScheduler {
    *     processed (or is about to be), beside the successor. Instead the IP's current crawl runs
    *     now (crawlNow: a chain still at T advances to T's successor due now; a pending successor
    *     is promoted; a queued or running one is reused). The dead job then leaves the failed set.
-   * Throws when `jobId` is not a failed job of `crawl` or `crawl-result`.
+   * `job` is the dead job as the console read it (failed: src/jobs/chain-replays.ts); it is not
+   * read again. Throws when it is not part of a crawl chain.
    */
-  async replay(queue: 'crawl' | 'crawl-result', jobId: string): Promise<ReplayOutcome> {
+  async replay(queue: 'crawl' | 'crawl-result', job: Job): Promise<ReplayOutcome> {
+    const jobId = job.id!;
     const taskId = queue === 'crawl' ? jobId : taskOfResultJob(jobId);
     const ipId = taskId === undefined ? undefined : ipIdOfTask(taskId);
-    const q = await this.deps.queues.home(queue === 'crawl' ? 'crawl' : 'crawlResult', ipId, jobId);
-    const job = await q.getJob(jobId);
-    const state = job ? await job.getState() : 'unknown';
-    if (!job || state !== 'failed') throw new Error(`job "${jobId}" of queue "${queue}" is ${state === 'unknown' ? 'not there' : state}, not failed`);
     if (taskId === undefined || ipId === undefined) throw new Error(`job "${jobId}" is not part of a crawl chain`);
     const ip = await this.deps.ips.find(ipId);
     if (!ip) return { jobId, status: 'ip_gone' };
