@@ -17,4 +17,10 @@ export const clusterSettings = {
   ),
   configTtlSeconds: setting('CONFIG_TTL_SECONDS', int(1), 3600, 'TTL of the published shared config (the leader keeps it alive).'),
   instanceTtlMs: setting('INSTANCE_TTL_MS', int(1000), 30000, 'An instance not heard from for this long leaves the registry; heartbeats every third of it.'),
+  schedulerCheckMs: setting(
+    'JOB_SCHEDULER_CHECK_MS',
+    int(100),
+    30000,
+    "How often the leader checks that the roles' job schedulers (pools-check, message-persist-sweep) exist, and puts back one Redis lost.",
+  ),
 };

@@ -4,14 +4,17 @@
  * Keys, all in the `{registry}` slot so one script updates them together (Redis Cluster):
  *   …:instances            ZSET id → lastSeen (Redis time, ms)
  *   …:instance:<id>        JSON details, PX INSTANCE_TTL_MS: gone when the instance stops beating
- *   …:role:<role>          ZSET id → lastSeen, one per role   (the reference's member index)
- *   …:queue:<queue>        ZSET id → lastSeen, one per queue
- *   …:memberships          SET of the role/queue keys in use (for the cleanup)
+ *   …:queue:<queue>        ZSET id → lastSeen, one per queue   (the reference's member index)
+ *   …:memberships          SET of the queue sets in use (for the cleanup)
  *
  * A heartbeat every INSTANCE_TTL_MS/3 rewrites the details with their TTL and the lastSeen
  * scores; readers list only instances whose details still exist, so a dead instance leaves the
  * list within the TTL. Its ids in the sorted sets are trimmed by the leader's cleanup
  * (trimRegistry, the leader's `instance-registry-trim` maintenance task); a stopping instance removes itself at once.
+ *
+ * The queue sets answer "does a live process consume this queue?" (membersOf: the leader's job
+ * scheduler keeper asks it); the roles are in each instance's details. Role sets written by older
+ * versions are emptied by the trim and then gone.
  */
 import os from 'node:os';
 import { OutageLog } from '../lib/outage-log.js';
@@ -20,7 +23,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
 
-type RegistryKeys = Pick<Keys, 'instanceIndex' | 'instance' | 'instancesByRole' | 'instancesByQueue' | 'membershipIndex'>;
+type RegistryKeys = Pick<Keys, 'instanceIndex' | 'instance' | 'instancesByQueue' | 'membershipIndex'>;
 
 /** What an instance says about itself at each heartbeat. */
 export interface InstanceDetails {
@@ -110,8 +113,7 @@ export class InstanceRegistry {
   }
 
   private membershipKeys(): string[] {
-    const { roles, queues } = this.membership ?? { roles: [], queues: [] };
-    return [...roles.map((r) => this.deps.keys.instancesByRole(r)), ...queues.map((q) => this.deps.keys.instancesByQueue(q))];
+    return (this.membership?.queues ?? []).map((q) => this.deps.keys.instancesByQueue(q));
   }
 
   private beat(): Promise<void> {
@@ -157,9 +159,9 @@ export async function listInstances(redis: RedisClient, keys: RegistryKeys): Pro
   return out.sort((a, b) => a.id.localeCompare(b.id));
 }
 
-/** Ids registered for a role or a queue and heard from within the TTL. */
-export async function membersOf(redis: RedisClient, keys: RegistryKeys, kind: 'role' | 'queue', name: string, ttlMs: number): Promise<string[]> {
-  const key = kind === 'role' ? keys.instancesByRole(name) : keys.instancesByQueue(name);
+/** Ids of the instances consuming queue `queue` (a BullMQ queue name: a partition's) heard from within the TTL. */
+export async function membersOf(redis: RedisClient, keys: RegistryKeys, queue: string, ttlMs: number): Promise<string[]> {
+  const key = keys.instancesByQueue(queue);
   const [seconds, micros] = await redis.time();
   const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   return redis.zrangebyscore(key, String(now - ttlMs), '+inf');

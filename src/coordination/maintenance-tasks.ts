@@ -1,27 +1,35 @@
 /**
  * The coordination's periodic tasks, run by the leader on the `maintenance` queue
- * (src/queues/maintenance-worker.ts):
+ * (maintenance-worker.ts):
  *
  *   shared-config-publish    the shared config computed from the DB, published as a new version
  *                            when it changed (publish-shared-config.ts), every
  *                            CONFIG_REFRESH_INTERVAL_MS and whenever a leader takes over
  *   instance-registry-trim   ids not heard from for INSTANCE_TTL_MS dropped from the registry's
  *                            sets (instance-registry.ts), every INSTANCE_TTL_MS / 2
+ *   job-schedulers-keep      the roles' job schedulers put back when Redis lost them
+ *                            (job-scheduler-keeper.ts), every JOB_SCHEDULER_CHECK_MS and whenever
+ *                            a leader takes over
  *
- * Both write only as the holder of LEADER_TASK's lease: the publish scripts check the lease
- * value inside Redis, the trim checks the term right before it runs.
+ * They write only as the holder of LEADER_TASK's lease: the publish scripts check the lease
+ * value inside Redis, the trim and the keeper check the term right before they write.
  */
 import type { Config } from '../config/index.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import type { MaintenanceTask } from '../queues/maintenance-task.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { QueueRegistry } from '../queues/registry.js';
+import { keepSchedulersTask } from './job-scheduler-keeper.js';
+import type { MaintenanceTask } from './maintenance-task.js';
 import { trimRegistry } from './instance-registry.js';
 import { publishSharedConfig } from './publish-shared-config.js';
 import type { SharedConfigContent, SharedConfigView } from './shared-config.js';
 import { SharedConfigStore } from './shared-config-store.js';
 
 export interface CoordinationTaskDeps {
-  settings: Config['cluster'];
+  config: Config;
+  queues: QueueRegistry;
+  metrics: Metrics;
   redis: RedisClient;
   keys: Keys;
   instanceId: string;
@@ -31,7 +39,8 @@ export interface CoordinationTaskDeps {
 }
 
 export function coordinationMaintenanceTasks(deps: CoordinationTaskDeps): MaintenanceTask[] {
-  const { settings, redis, keys } = deps;
+  const { redis, keys } = deps;
+  const settings = deps.config.cluster;
   const store = new SharedConfigStore(redis, keys);
   return [
     {
@@ -67,5 +76,6 @@ export function coordinationMaintenanceTasks(deps: CoordinationTaskDeps): Mainte
         return { removed };
       },
     },
+    keepSchedulersTask(deps),
   ];
 }

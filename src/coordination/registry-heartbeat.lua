@@ -1,7 +1,7 @@
 -- KEYS[1] index            ZSET id -> lastSeen
 -- KEYS[2] details          the instance's details
--- KEYS[3] membershipIndex  SET of the role and queue sets in use
--- KEYS[4..] the instance's role and queue sets
+-- KEYS[3] membershipIndex  SET of the queue sets in use
+-- KEYS[4..] the sets of the queues the instance consumes
 -- ARGV[1] id
 -- ARGV[2] ttlMs
 -- ARGV[3] details          JSON

@@ -1,6 +1,6 @@
 -- KEYS[1] index
 -- KEYS[2] details
--- KEYS[3..] the instance's role and queue sets
+-- KEYS[3..] the sets of the queues the instance consumes
 -- ARGV[1] id
 -- Removes the instance from the registry.
 redis.call('DEL', KEYS[2])

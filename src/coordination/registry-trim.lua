@@ -1,6 +1,6 @@
 -- KEYS[1] index
 -- KEYS[2] membershipIndex
--- KEYS[3..] the role and queue sets in use
+-- KEYS[3..] the membership sets in use (queue sets; role sets of older versions until empty)
 -- ARGV[1] ttlMs
 -- Removes ids not seen for a TTL from the index and every membership set; forgets empty sets.
 -- Returns the number of ids removed from the index.

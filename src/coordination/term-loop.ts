@@ -4,7 +4,7 @@
  * ends. The returned stop function awaits the run in progress. Idempotent.
  *
  * Every leader-only loop runs through it (today the crawl scheduler's backpressure loop); other
- * periodic leader work is a maintenance task (src/queues/maintenance-worker.ts, started per term).
+ * periodic leader work is a maintenance task (maintenance-worker.ts, started per term).
  *
  *   ctx.leadership.whileLeader('my-task', async (term) => startTermLoop(term, 5000, () => doRound(term), onError));
  */

@@ -1,6 +1,6 @@
 /**
  * The feeds' periodic tasks, run by the leader on the `maintenance` queue
- * (src/queues/maintenance-worker.ts):
+ * (src/coordination/maintenance-worker.ts):
  *
  *   feeds-reconcile          every feed gets back its one periodic chain if Redis lost it
  *                            (reconcile-chains.ts), every FEED_RECONCILE_INTERVAL_SECONDS (0: only
@@ -12,7 +12,7 @@
  *                            leader goes on where it stopped
  */
 import type { PlatformContext } from '../context.js';
-import type { MaintenanceTask } from '../queues/maintenance-task.js';
+import type { MaintenanceTask } from '../coordination/maintenance-task.js';
 import { createFeedServices } from './wiring.js';
 import { reconcileChains } from './reconcile-chains.js';
 import { sanitizeStoredArticles } from './sanitize-stored-articles.js';

@@ -1,12 +1,13 @@
 /**
  * The messages role: the persist worker of the session message cache (queue `message-persist`).
  * It drains the persist buffers into chat_messages in batches, idempotently (persist-messages.ts),
- * and keeps the periodic sweep of every buffer scheduled (a BullMQ job scheduler: one per
- * cluster, whichever process upserts it; kept by job-scheduler-keeper.ts).
+ * and upserts the periodic sweep of every buffer (a BullMQ job scheduler: one per cluster,
+ * whichever process upserts it; the leader puts it back should Redis lose it:
+ * src/coordination/job-scheduler-keeper.ts).
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createWorker } from '../queues/create-worker.js';
-import { keepDeclaredSchedulers } from '../queues/job-scheduler-keeper.js';
+import { upsertDeclaredSchedulers } from '../coordination/job-scheduler-keeper.js';
 import { MessageStore } from './message-store.js';
 import { PersistBuffer } from './persist-buffer.js';
 import { persistProcessor } from './persist-messages.js';
@@ -33,8 +34,8 @@ export async function startMessagesRole(ctx: PlatformContext): Promise<RoleHandl
     onInserted: (n) => rows.inc(n),
     onRefused: (n) => refused.inc(n),
   });
-  // The sweep (queues/declarations/messages.ts: in the first partition).
-  const stopKeeping = await keepDeclaredSchedulers({ ...ctx, logger: ctx.logger.child({ domain: 'messages' }) }, 'messagePersist');
+  // The sweep (queues/declarations/messages.ts: in the first partition); the leader keeps it.
+  await upsertDeclaredSchedulers(ctx, 'messagePersist');
   const worker = createWorker(ctx, 'messagePersist', processor);
   let stopping: Promise<void> | undefined;
   return {
@@ -42,7 +43,6 @@ export async function startMessagesRole(ctx: PlatformContext): Promise<RoleHandl
     queues: worker.queueNames,
     stop: () =>
       (stopping ??= (async () => {
-        stopKeeping();
         await worker.close();
       })()),
   };

@@ -1,6 +1,6 @@
 /**
  * The crawl scheduler's periodic tasks, run by the leader on the `maintenance` queue
- * (src/queues/maintenance-worker.ts):
+ * (src/coordination/maintenance-worker.ts):
  *
  *   crawl-reconcile          reconciliation of the IPs in the DB with the crawl chains and BullMQ
  *                            (scheduling/reconcile.ts), every SCHEDULER_RECONCILE_INTERVAL and
@@ -11,7 +11,7 @@
  * Both stop early when the leader's term ends (the next leader's runs finish the work).
  */
 import type { PlatformContext } from '../context.js';
-import type { MaintenanceTask } from '../queues/maintenance-task.js';
+import type { MaintenanceTask } from '../coordination/maintenance-task.js';
 import { createScheduler, type PipelineContext } from './wiring.js';
 import { IpStore } from './ip-store.js';
 import { ResultStore } from './result-store.js';

@@ -1,8 +1,8 @@
 /**
  * The pools worker role: refills pools and marks consumed rows, as BullMQ work.
  * - queue pool-refill: `refill` jobs (one per pool at a time) and the periodic `check`, a job
- *   scheduler every POOL_CHECK_INTERVAL_MS (upserting it is idempotent across processes; kept by
- *   job-scheduler-keeper.ts);
+ *   scheduler every POOL_CHECK_INTERVAL_MS (upserting it is idempotent across processes; the leader
+ *   puts it back should Redis lose it: src/coordination/job-scheduler-keeper.ts);
  * - queue pool-consumed: marking of popped rows in the DB;
  * - at start one `check` job more, the prefill of every group that has rows (deduplicated: pools
  *   processes starting together add one).
@@ -14,7 +14,7 @@ import type { PlatformContext, RoleHandle } from '../context.js';
 import { dependencyDown } from '../lib/dependency-down.js';
 import { createWorker } from '../queues/create-worker.js';
 import { POOL_CHECK_OPTIONS } from '../queues/declarations/pools.js';
-import { keepDeclaredSchedulers } from '../queues/job-scheduler-keeper.js';
+import { upsertDeclaredSchedulers } from '../coordination/job-scheduler-keeper.js';
 import { checkPools } from './check-pools.js';
 import { markConsumed } from './mark-consumed.js';
 import { createPoolDeps } from './wiring.js';
@@ -69,7 +69,7 @@ export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> 
   });
 
   // The periodic check (queues/declarations/pools.ts), and one more now: the prefill.
-  const stopKeeping = await keepDeclaredSchedulers({ ...ctx, logger: deps.logger }, 'poolRefill');
+  await upsertDeclaredSchedulers(ctx, 'poolRefill');
   await ctx.queues.add('poolRefill', 'check', { kind: 'check' }, { ...POOL_CHECK_OPTIONS, deduplication: { id: PREFILL_DEDUP_ID } });
 
   let stopping: Promise<void> | undefined;
@@ -78,7 +78,6 @@ export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> 
     queues: [...refillWorker.queueNames, ...consumedWorker.queueNames],
     stop: () =>
       (stopping ??= (async () => {
-        stopKeeping();
         triggers.close();
         await Promise.all([refillWorker.close(), consumedWorker.close()]);
       })()),

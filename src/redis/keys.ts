@@ -85,10 +85,9 @@ export function createKeys(prefix: string) {
     /** Shared config and its version live in the slot of the leader's lease (task `cluster`): publishing checks the lease. */
     sharedConfig: () => `${p}:cluster:config:{cluster}`,
     sharedConfigVersion: () => `${p}:cluster:config:{cluster}:version`,
-    /** Instance registry, one slot: index (id → lastSeen), details (TTL), membership per role and per queue. */
+    /** Instance registry, one slot: index (id → lastSeen), details (TTL), membership per queue. */
     instanceIndex: () => `${p}:cluster:{registry}:instances`,
     instance: (instanceId: string) => `${p}:cluster:{registry}:instance:${instanceId}`,
-    instancesByRole: (role: string) => `${p}:cluster:{registry}:role:${role}`,
     instancesByQueue: (queue: string) => `${p}:cluster:{registry}:queue:${queue}`,
     /** The membership keys in use, so the leader's cleanup can trim them all. */
     membershipIndex: () => `${p}:cluster:{registry}:memberships`,

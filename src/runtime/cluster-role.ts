@@ -1,7 +1,7 @@
 /**
  * The cluster role: competes for the lease of LEADER_TASK (its holder is "the leader") and, while
  * it holds it, runs the platform's periodic work: the `maintenance` queue's job schedulers and
- * worker (src/queues/maintenance-worker.ts), with the tasks the runtime lists
+ * worker (src/coordination/maintenance-worker.ts), with the tasks the runtime lists
  * (maintenance-tasks.ts: the coordination's shared config publication and registry trim, the
  * crawl and feed reconciliations, the retention trims).
  * The leases, the registry heartbeat and the config follower themselves run in every process
@@ -9,8 +9,8 @@
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { LEADER_TASK } from '../coordination/leadership.js';
-import type { MaintenanceTask } from '../queues/maintenance-task.js';
-import { maintenanceMetrics, startMaintenance } from '../queues/maintenance-worker.js';
+import type { MaintenanceTask } from '../coordination/maintenance-task.js';
+import { maintenanceMetrics, startMaintenance } from '../coordination/maintenance-worker.js';
 
 export async function startClusterRole(ctx: PlatformContext, tasks: readonly MaintenanceTask[]): Promise<RoleHandle> {
   maintenanceMetrics(ctx.metrics);

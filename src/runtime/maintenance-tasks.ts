@@ -1,6 +1,6 @@
 /**
  * Every periodic task of the platform, run by the leader on the `maintenance` queue (one job
- * scheduler each, job name = task name; src/queues/maintenance-worker.ts). A domain (or the
+ * scheduler each, job name = task name; src/coordination/maintenance-worker.ts). A domain (or the
  * coordination) defines its tasks; a new one is added to this list. Every task can run in any
  * process (each builds what it needs from the context), so whichever process leads runs them all.
  */
@@ -8,12 +8,14 @@ import type { PlatformContext } from '../context.js';
 import { coordinationMaintenanceTasks } from '../coordination/maintenance-tasks.js';
 import { feedMaintenanceTasks } from '../feeds/maintenance-tasks.js';
 import { crawlMaintenanceTasks } from '../pipeline/maintenance-tasks.js';
-import type { MaintenanceTask } from '../queues/maintenance-task.js';
+import type { MaintenanceTask } from '../coordination/maintenance-task.js';
 import { sharedConfigContent } from './shared-config-content.js';
 
 export function maintenanceTasks(ctx: PlatformContext): MaintenanceTask[] {
   const coordination = coordinationMaintenanceTasks({
-    settings: ctx.config.cluster,
+    config: ctx.config,
+    queues: ctx.queues,
+    metrics: ctx.metrics,
     redis: ctx.redis,
     keys: ctx.keys,
     instanceId: ctx.instanceId,

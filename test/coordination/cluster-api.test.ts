@@ -118,6 +118,5 @@ describe('cluster API on one process', () => {
     expect(await probe.get(keys.lease('cluster'))).toBeNull();
     expect(await probe.get(keys.instance('solo-1'))).toBeNull();
     expect(await probe.zrange(keys.instanceIndex(), 0, '-1')).toEqual([]);
-    expect(await probe.zrange(keys.instancesByRole('api'), 0, '-1')).toEqual([]);
   });
 });

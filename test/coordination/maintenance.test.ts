@@ -24,6 +24,7 @@ const TASKS = {
   'feeds-reconcile': 2000,
   'feeds-trim-articles': 3000,
   'instance-registry-trim': 1500,
+  'job-schedulers-keep': 1000,
   'processed-results-trim': 2000,
   'shared-config-publish': 500,
 };
@@ -58,6 +59,7 @@ describe('maintenance queue', () => {
         SCHEDULER_RECONCILE_INTERVAL: '2',
         FEED_RECONCILE_INTERVAL_SECONDS: '2',
         FEED_HOUSEKEEPING_INTERVAL_SECONDS: '3',
+        JOB_SCHEDULER_CHECK_MS: '1000',
       },
     });
   });
@@ -88,7 +90,7 @@ describe('maintenance queue', () => {
       await waitFor(async () => (await completedRuns(task)).length >= 2, { timeoutMs: 20_000, message: `${task} did not run twice` });
     // The start-up runs of a leader's term.
     const starts = (await queue.getJobs(['completed'], 0, -1)).filter((j) => j?.id?.includes('@term-')).map((j) => j.name);
-    expect(new Set(starts)).toEqual(new Set(['crawl-reconcile', 'feeds-reconcile', 'feeds-sanitize-articles', 'shared-config-publish']));
+    expect(new Set(starts)).toEqual(new Set(['crawl-reconcile', 'feeds-reconcile', 'feeds-sanitize-articles', 'job-schedulers-keep', 'shared-config-publish']));
 
     const reconcile = (await completedRuns('crawl-reconcile'))[0]!;
     expect(reconcile.processedBy).toBe('cluster@maint-1'); // <role>@<instance id>

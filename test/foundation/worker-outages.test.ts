@@ -28,7 +28,7 @@ import { createDatabase, type Database } from '../../src/db/client.js';
 import type { Logger } from '../../src/logging/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { createWorker, type JobProcessor } from '../../src/queues/create-worker.js';
-import { startMaintenance } from '../../src/queues/maintenance-worker.js';
+import { startMaintenance } from '../../src/coordination/maintenance-worker.js';
 import { QueueRegistry } from '../../src/queues/registry.js';
 import { connectionOptions } from '../../src/redis/connection.js';
 import { RedisConnections } from '../../src/redis/connections.js';

@@ -22,20 +22,26 @@
  * worker closes; running tasks see `signal` aborted and `term.isCurrent()` false and stop early.
  */
 import type { JobsOptions } from 'bullmq';
-import type { PlatformContext } from '../context.js';
-import type { LeaderTerm } from '../coordination/leadership.js';
+import type { Config } from '../config/index.js';
 import { BlockedError, toError } from '../errors.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { createWorker, type WorkerDeps } from '../queues/create-worker.js';
+import { MAINTENANCE_TASK_NAME } from '../queues/declarations/maintenance.js';
+import type { QueueRegistry } from '../queues/registry.js';
 import { dependencyDown } from '../lib/dependency-down.js';
-import { createWorker } from './create-worker.js';
-import { MAINTENANCE_TASK_NAME, type MaintenanceTask } from './maintenance-task.js';
+import type { LeaderTerm } from './leadership.js';
+import type { MaintenanceTask } from './maintenance-task.js';
 
-export type MaintenanceContext = Pick<PlatformContext, 'config' | 'connections' | 'keys' | 'metrics' | 'logger' | 'queues' | 'instanceId'>;
+/** What the leader's maintenance needs of its process: a worker's needs and the queues. */
+export interface MaintenanceContext extends WorkerDeps {
+  queues: QueueRegistry;
+}
 
 /** A job handed back by a process whose term ended waits this long before the successor takes it. */
 const HAND_BACK_MS = 500;
 
 /** Metrics of the maintenance runs (registered at role start, so every cluster process exports them). */
-export function maintenanceMetrics(metrics: PlatformContext['metrics']) {
+export function maintenanceMetrics(metrics: Metrics) {
   return {
     runs: metrics.counter(
       'wp_maintenance_runs_total',
@@ -55,7 +61,7 @@ export function maintenanceMetrics(metrics: PlatformContext['metrics']) {
 }
 
 /** Options of every maintenance job: one attempt (the next run comes anyway), runs kept for a while. */
-export function maintenanceJobOptions(config: PlatformContext['config']): JobsOptions {
+export function maintenanceJobOptions(config: Pick<Config, 'queues'>): JobsOptions {
   return {
     attempts: 1,
     removeOnComplete: { age: config.queues.keepCompletedSeconds, count: 1000 },

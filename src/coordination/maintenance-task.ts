@@ -1,5 +1,6 @@
 /**
- * A periodic task of the platform, run on the `maintenance` queue (see maintenance-worker.ts):
+ * A periodic task of the platform, run by the leader on the `maintenance` queue (see
+ * maintenance-worker.ts):
  * one BullMQ job scheduler per task, scheduler id = job name = task name, so Bull Board lists
  * each task's schedule, its runs, their results, logs and failures.
  *
@@ -9,7 +10,7 @@
  * early on `signal` (the term ended). What it returns is the job's return value.
  */
 import type { Job } from 'bullmq';
-import type { LeaderTerm } from '../coordination/leadership.js';
+import type { LeaderTerm } from './leadership.js';
 import type { Logger } from '../logging/logger.js';
 
 export interface MaintenanceRun {
@@ -29,5 +30,3 @@ export interface MaintenanceTask {
   runAtStart?: boolean;
   run(run: MaintenanceRun): Promise<unknown>;
 }
-
-export { MAINTENANCE_TASK_NAME } from './declarations/maintenance.js';
