@@ -1,16 +1,40 @@
-// Lint: typescript-eslint's recommended rules plus the dependency direction of the codebase:
-// workers/ → runtime/http → domains → shared infrastructure, never the reverse, and no domain
-// importing another (what two domains share is infrastructure: coordination, revocation, lib, ...).
+// Lint: typescript-eslint's recommended rules plus the dependency direction of the codebase, in
+// layers, lowest first: a module imports its own layer and those below it, never one above (the
+// base layers config, lib, redis, db and services know nothing of queues, coordination, domains,
+// HTTP or the runtime), and no domain imports another (what two domains share goes below them:
+// coordination, revocation, lib, ...). Tests and `cli-*` entry points are exempt. The order is
+// argued in docs/architecture.md ("Source layout").
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const DOMAINS = ['auth', 'feeds', 'crawl', 'pipeline', 'pools', 'messages'];
-const INFRA = ['config', 'logging', 'metrics', 'net', 'redis', 'db', 'queues', 'services', 'setup', 'lib', 'coordination', 'revocation'];
-const domainImports = DOMAINS.map((d) => `**/${d}/**`);
-// src/tracing is wired in by the runtime only: the platform's code makes no tracing calls of its own.
-const upperLayers = ['**/http/**', '**/runtime/**', '**/tracing/**', '**/workers/**', '**/dashboards/**', '**/test/**', '**/bench/**'];
-// Later blocks replace the rule for their files, so each lists the general patterns too.
-
+/** Folders of src/ (and `context.js`, a file), lowest layer first; `dashboards` and `workers` are top-level folders. */
+const LAYERS = [
+  ['errors', 'net', 'metrics', 'setup'],
+  ['config'],
+  ['logging'],
+  ['lib'],
+  ['redis'],
+  ['db'],
+  ['services'],
+  ['revocation'],
+  ['queues'],
+  ['coordination'],
+  ['context'],
+  [...DOMAINS, 'jobs'],
+  ['http'],
+  ['tracing'],
+  ['dashboards'],
+  ['runtime'],
+  ['workers'],
+];
+const FILE_MODULES = new Set(['errors', 'context']);
+const TOP_LEVEL = new Set(['dashboards', 'workers']);
+const importsOf = (name) => (FILE_MODULES.has(name) ? [`**/${name}.js`] : [`**/${name}/**`]);
+const filesOf = (name) => (FILE_MODULES.has(name) ? [`src/${name}.ts`] : TOP_LEVEL.has(name) ? [`${name}/**/*.ts`] : [`src/${name}/**/*.ts`]);
+const EXEMPT = ['**/*.test.ts', 'src/**/cli-*.ts', 'src/config/write-env-example.ts'];
+const NO_TESTS = { group: ['**/test/**', '**/bench/**'], message: 'production code must not import tests or benchmarks' };
+// Later blocks replace the rule for their files, so each lists every pattern it needs.
 export default tseslint.config(
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', process: 'readonly' } } },
   { ignores: ['node_modules/', 'dist/', 'data/', 'src/generated/', '.tmp/', 'coverage/'] },
@@ -43,44 +67,33 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
-  {
-    files: ['src/**/*.ts'],
-    ignores: ['**/*.test.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['**/workers/**', '**/test/**', '**/bench/**'], message: 'production code must not import entry points, tests or benchmarks' }] },
-      ],
-    },
-  },
-  {
-    // Shared infrastructure knows no domain and no upper layer.
-    files: [...INFRA.map((d) => `src/${d}/**/*.ts`), 'src/errors.ts', 'src/context.ts'],
-    ignores: ['**/*.test.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: [...domainImports, ...upperLayers], message: 'infrastructure must not depend on domains or upper layers' }] },
-      ],
-    },
-  },
-  // Domains use infrastructure, never another domain, the HTTP layer, the runtime or entry points.
-  ...DOMAINS.map((domain) => ({
-    files: [`src/${domain}/**/*.ts`],
-    ignores: ['**/*.test.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: upperLayers, message: 'domains must not depend on the HTTP layer, the runtime or entry points' },
-            {
-              group: DOMAINS.filter((d) => d !== domain).map((d) => `**/${d}/**`),
-              message: `a domain must not import another domain (${domain}); move what they share to infrastructure`,
-            },
-          ],
-        },
-      ],
-    },
-  })),
+  // Each layer: nothing from the layers above it; a domain, no other domain either.
+  ...LAYERS.flatMap((layer, i) => {
+    const above = LAYERS.slice(i + 1).flat();
+    return layer.map((name) => ({
+      files: filesOf(name),
+      ignores: EXEMPT,
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              NO_TESTS,
+              ...(above.length
+                ? [{ group: above.flatMap(importsOf), message: `${name} must not import a layer above its own (${above[0]}, …; LAYERS in eslint.config.js)` }]
+                : []),
+              ...(DOMAINS.includes(name)
+                ? [
+                    {
+                      group: DOMAINS.filter((d) => d !== name).flatMap(importsOf),
+                      message: `a domain must not import another domain (${name}); move what they share below the domains`,
+                    },
+                  ]
+                : []),
+            ],
+          },
+        ],
+      },
+    }));
+  }),
 );

@@ -24,7 +24,7 @@ import { createBullBoard } from '@bull-board/api';
 import { errorHandler as boardErrorHandler } from '@bull-board/api/dist/handlers/error.js';
 import { ExpressAdapter } from '@bull-board/express';
 import { roleAllows } from '../src/auth/roles.js';
-import { dependencyDown } from '../src/lib/dependency-down.js';
+import { dependencyDown } from '../src/services/dependency-down.js';
 import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../src/errors.js';
 import { cookieToken, SESSION_COOKIE } from '../src/http/authenticate.js';
 import { expressApp, type ExpressMount, type MountContext } from '../src/http/express-mount.js';

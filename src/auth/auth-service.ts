@@ -25,12 +25,13 @@ import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import { ApiKeyVerifier } from './api-key-verifier.js';
 import { looksLikeApiKey } from './api-key-format.js';
 import { loginAddressKey } from './client-address.js';
-import { API_KEY_REVOKED, CredentialStates, MISSING, tokenState, userState, type CredentialRef } from './credential-state.js';
+import { API_KEY_REVOKED, CredentialStates, MISSING, tokenState, userState } from './credential-state.js';
 import { LoginRateLimit } from './login-rate-limit.js';
 import { PasswordChecksBusyError, PasswordHasher } from './password-hasher.js';
 import { DUMMY_HASH } from './passwords.js';
 import { Revocation, TokenRevokedError } from '../revocation/revocation.js';
 import type { Role } from './roles.js';
+import type { Principal } from './principal.js';
 import { SessionBlacklist } from './session-blacklist.js';
 import { InvalidTokenError, TokenService, type TokenClaims } from './tokens.js';
 
@@ -44,21 +45,6 @@ export interface AuthSettings {
   passwordThreads: number;
   passwordQueueMax: number;
   passwordWaitMs: number;
-}
-
-/** Who a request acts as, from its token or API key. */
-export interface Principal {
-  kind: 'token' | 'apiKey';
-  userId: number;
-  username: string;
-  role: Role;
-  /** The token's session id (the logout blacklist's key); `apikey-<id>` for an API key. */
-  sessionId: string;
-  /** Token expiry, seconds since the epoch; absent for API keys (they live until revoked). */
-  exp?: number;
-  /** Whose state decides whether the credential is current, and the state it must have. */
-  credential: CredentialRef;
-  expectedState: string;
 }
 
 export interface VerifiedToken extends Principal {

@@ -12,7 +12,7 @@ import { coreSettings, databaseSettings, httpSettings, queueSettings, redisSetti
 import { poolSettings } from './pools.js';
 import { tracingSettings } from './tracing.js';
 import { weakSecretReason } from './secret-strength.js';
-import { parseShardSpec } from '../queues/partitions.js';
+import { parseShardSpec } from './shard-spec.js';
 import { redisSettingsProblem } from './redis-settings-check.js';
 
 /**

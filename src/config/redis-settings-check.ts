@@ -11,15 +11,23 @@
  *   must end before the request paths' own Redis deadlines, or those would answer first and the
  *   wait could never report a shortfall in time.
  */
-import type { Config } from './index.js';
-import { parseHostPorts } from '../redis/redis-target.js';
+import type { GroupValue } from './define.js';
+import { parseHostPorts } from './host-ports.js';
+import type { messageSettings } from './messages.js';
+import type { redisSettings } from './platform.js';
 
 export interface SettingProblem {
   variable: string;
   message: string;
 }
 
-export function redisSettingsProblem(config: Pick<Config, 'redis' | 'messages'>): SettingProblem | undefined {
+/** The settings this check reads (a part of Config: src/config/index.ts calls it while loading). */
+export interface RedisSettingsView {
+  redis: GroupValue<typeof redisSettings>;
+  messages: Pick<GroupValue<typeof messageSettings>, 'redisTimeoutMs'>;
+}
+
+export function redisSettingsProblem(config: RedisSettingsView): SettingProblem | undefined {
   const r = config.redis;
   const modes = [
     ['REDIS_URL', r.url],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { configuredRedis, describeTarget, parseHostPorts } from '../redis/redis-target.js';
+import { configuredRedis, describeTarget } from '../redis/redis-target.js';
+import { parseHostPorts } from './host-ports.js';
 import { ConfigError, describeConfig, loadConfig } from './index.js';
 
 const DATA_PASSWORD = 'data-node-secret-5f2c9a';

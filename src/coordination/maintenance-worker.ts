@@ -28,7 +28,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { createWorker, type WorkerDeps } from '../queues/create-worker.js';
 import { MAINTENANCE_TASK_NAME } from '../queues/declarations/maintenance.js';
 import type { QueueRegistry } from '../queues/registry.js';
-import { dependencyDown } from '../lib/dependency-down.js';
+import { dependencyDown } from '../services/dependency-down.js';
 import type { LeaderTerm } from './leadership.js';
 import type { MaintenanceTask } from './maintenance-task.js';
 

@@ -3,8 +3,7 @@
  * term loop and the shared config follower themselves are built by createCoordination
  * (coordination.ts) with the platform context, since every role depends on them.
  */
-import type { PlatformContext } from '../context.js';
-import { clusterStatus, type ClusterStatus } from './cluster-status.js';
+import { clusterStatus, type ClusterStatus, type ClusterStatusDeps } from './cluster-status.js';
 import type { SharedConfigSnapshot } from './shared-config.js';
 
 export interface ClusterView {
@@ -13,7 +12,7 @@ export interface ClusterView {
   config(): SharedConfigSnapshot | undefined;
 }
 
-export function wireClusterView(ctx: Pick<PlatformContext, 'redis' | 'keys' | 'instanceId' | 'leadership' | 'sharedConfig'>): ClusterView {
+export function wireClusterView(ctx: ClusterStatusDeps): ClusterView {
   return {
     status: () => clusterStatus({ redis: ctx.redis, keys: ctx.keys, instanceId: ctx.instanceId, leadership: ctx.leadership, sharedConfig: ctx.sharedConfig }),
     config: () => ctx.sharedConfig.current(),

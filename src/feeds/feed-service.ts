@@ -8,7 +8,7 @@ import type { Config } from '../config/index.js';
 import { ConflictError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import type { Article, Feed } from '../generated/prisma/client.js';
 import { domainOf } from './domain-gate.js';
-import type { FeedServices } from './wiring.js';
+import type { FeedServices } from './feed-services.js';
 import { delayUntil, dueAfterIntervalChange, dueAt } from './next-refresh.js';
 import type { ParsedArticle } from './parse-feed.js';
 

@@ -48,7 +48,7 @@ import type { Dispatcher } from 'undici';
 import type { Config } from '../config/index.js';
 import type { Feed } from '../generated/prisma/client.js';
 import { BlockedError, PermanentError, RetryableError, toError } from '../errors.js';
-import { dependencyDown } from '../lib/dependency-down.js';
+import { dependencyDown } from '../services/dependency-down.js';
 import { withTimeout } from '../lib/timeout.js';
 import type { Logger } from '../logging/logger.js';
 import type { FeedRefreshPayload } from '../queues/declarations/feeds.js';

@@ -10,16 +10,9 @@ import { DomainGate } from './domain-gate.js';
 import { FeedLock } from './feed-lock.js';
 import { FeedScheduler } from './feed-scheduler.js';
 import { FeedService } from './feed-service.js';
+import type { FeedServices } from './feed-services.js';
 import { FeedStore } from './feed-store.js';
 import { replayDeadRefresh, type RefreshReplay } from './replay-refresh.js';
-
-export interface FeedServices {
-  feeds: FeedStore;
-  articles: ArticleStore;
-  lock: FeedLock;
-  gate: DomainGate;
-  scheduler: FeedScheduler;
-}
 
 /** A crashed holder frees its domain this long after its request could at most have ended. */
 const DOMAIN_LEASE_MARGIN_MS = 5_000;

@@ -21,11 +21,11 @@ import {
   UnavailableError,
 } from '../errors.js';
 import { isDatabaseUnavailable } from '../db/database-unavailable.js';
-import { dependencyDown, type Dependency } from '../lib/dependency-down.js';
+import { dependencyDown, type Dependency } from '../services/dependency-down.js';
 import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import { HttpError } from './http-error.js';
 
-export type { Dependency } from '../lib/dependency-down.js';
+export type { Dependency } from '../services/dependency-down.js';
 
 export interface ErrorBody {
   error: { code: string; message: string; field?: string; details?: unknown; requestId?: string };

@@ -3,7 +3,7 @@
  * command timeouts; reference 4.4). A session always uses the same connection, so the commands
  * of one process for one session reach Redis in the order they were issued.
  */
-import { FirstConnect } from '../lib/first-connect.js';
+import { FirstConnect } from '../redis/first-connect.js';
 import type { RedisClient } from '../redis/connection.js';
 import { sessionHash } from './session-hash.js';
 

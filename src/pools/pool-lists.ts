@@ -11,7 +11,7 @@
  * goes to the caller's `onLate`, which puts the items back (pop-items.ts).
  */
 import { guardTail, type Revocation } from '../revocation/revocation.js';
-import { FirstConnect } from '../lib/first-connect.js';
+import { FirstConnect } from '../redis/first-connect.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { NO_REPLICA_ACK, type ConnectionMark, type ReplicaAck, type ReplicaAckError } from '../redis/replica-ack.js';

@@ -3,7 +3,7 @@
  * process (wirePoolService in wiring.ts); the pop path is PoolPopper, the rest is a thin layer over the lists and rows.
  */
 import type { Revocation } from '../revocation/revocation.js';
-import type { PoolDeps } from './wiring.js';
+import type { PoolDeps } from './pool-deps.js';
 import { POOL_TYPES, type PoolType, type ServedItem } from './pool-item.js';
 import { PoolPopper } from './pop-items.js';
 import { toError } from '../errors.js';

@@ -11,7 +11,7 @@
  * Pops run in the API process (pool-service.ts); this role never serves rows.
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
-import { dependencyDown } from '../lib/dependency-down.js';
+import { dependencyDown } from '../services/dependency-down.js';
 import { createWorker } from '../queues/create-worker.js';
 import { POOL_CHECK_OPTIONS } from '../queues/declarations/pools.js';
 import { upsertDeclaredSchedulers } from '../coordination/job-scheduler-keeper.js';

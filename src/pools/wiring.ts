@@ -3,20 +3,12 @@
  * and role (the pools role's workers, the API's PoolService).
  */
 import type { PlatformContext } from '../context.js';
-import { poolMetrics, type PoolMetrics } from './pool-metrics.js';
+import { poolMetrics } from './pool-metrics.js';
 import { PoolLists } from './pool-lists.js';
 import { PoolRows } from './pool-rows.js';
 import { PoolTriggers } from './pool-triggers.js';
+import type { PoolDeps } from './pool-deps.js';
 import { PoolService } from './pool-service.js';
-
-export interface PoolDeps {
-  lists: PoolLists;
-  rows: PoolRows;
-  triggers: PoolTriggers;
-  settings: PlatformContext['config']['pools'];
-  metrics: PoolMetrics;
-  logger: PlatformContext['logger'];
-}
 
 export function createPoolDeps(ctx: PlatformContext, component: string): PoolDeps {
   const logger = ctx.logger.child({ component });

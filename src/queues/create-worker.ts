@@ -47,7 +47,7 @@ import os from 'node:os';
 import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job, type Telemetry, type WorkerOptions } from 'bullmq';
 import type { Config } from '../config/index.js';
 import { BlockedError, PermanentError, toError } from '../errors.js';
-import { dependencyDown } from '../lib/dependency-down.js';
+import { dependencyDown } from '../services/dependency-down.js';
 import { settlesWithin } from '../lib/timeout.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';

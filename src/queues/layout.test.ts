@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { partitionKeyOf, queueList, queues } from './definitions.js';
 import { isPartitioned, QueueLayout } from './layout.js';
-import { keySlot, partitionOf, partitionTag, SLOTS } from './partitions.js';
+import { keySlot, SLOTS } from '../redis/key-slot.js';
+import { partitionOf, partitionTag } from './partitions.js';
 
 const names = (ts: { name: string; prefix: string }[]) => ts.map((t) => `${t.prefix}:${t.name}`);
 

@@ -15,27 +15,7 @@
  *   partition 0 of 6 and partition 0 of 3 took the same first tag whenever its slot lay in both
  *   ranges (the same BullMQ queue in both layouts: an old layout that never empties).
  */
-export const SLOTS = 16384;
-
-/** CRC-16/XMODEM (polynomial 0x1021), the checksum Redis Cluster hashes keys with. */
-function crc16(text: string): number {
-  let crc = 0;
-  for (const byte of Buffer.from(text, 'utf8')) {
-    crc ^= byte << 8;
-    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc;
-}
-
-/** The Redis Cluster slot of a key: of its hash tag (the text between the first `{` and the next `}`, when not empty), else of the whole key. */
-export function keySlot(key: string): number {
-  const open = key.indexOf('{');
-  if (open >= 0) {
-    const close = key.indexOf('}', open + 1);
-    if (close > open + 1) return crc16(key.slice(open + 1, close)) % SLOTS;
-  }
-  return crc16(key) % SLOTS;
-}
+import { keySlot, SLOTS } from '../redis/key-slot.js';
 
 /** FNV-1a (32 bit) of a string's UTF-16 code units. */
 export function fnv1a(text: string): number {
@@ -67,24 +47,4 @@ export function partitionTag(base: string, index: number, count: number): string
     const slot = keySlot(tag);
     if (slot >= from && slot < to) return tag;
   }
-}
-
-/**
- * The partitions a worker consumes: "all" (or empty) → every one; else a comma-separated list of
- * indexes and ranges ("0-3,5"). Throws naming what is wrong (index beyond the count, bad syntax).
- */
-export function parseShardSpec(spec: string, count: number): number[] {
-  const text = spec.trim();
-  if (text === '' || text === 'all') return Array.from({ length: count }, (_, i) => i);
-  const out = new Set<number>();
-  for (const part of text.split(',')) {
-    const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(part);
-    if (!m) throw new Error(`"${part.trim()}" is not a partition or a range (e.g. 0-3,5)`);
-    const from = Number(m[1]);
-    const to = m[2] === undefined ? from : Number(m[2]);
-    if (to < from) throw new Error(`range "${part.trim()}" ends before it starts`);
-    if (to >= count) throw new Error(`partition ${to} does not exist (QUEUE_SHARDS is ${count}: 0-${count - 1})`);
-    for (let i = from; i <= to; i++) out.add(i);
-  }
-  return [...out].sort((a, b) => a - b);
 }

@@ -17,7 +17,7 @@
  * longer handed back (`started`), while a lock loss is reported once per job, not per run.
  */
 import type { Logger } from '../logging/logger.js';
-import { dependencyDown } from '../lib/dependency-down.js';
+import { dependencyDown } from '../services/dependency-down.js';
 
 const LOCK_GONE = [
   /^could not renew lock for job (.+)$/,

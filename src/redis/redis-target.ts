@@ -10,32 +10,13 @@
  * The passwords (REDIS_PASSWORD for the data nodes, REDIS_SENTINEL_PASSWORD for the sentinels) are
  * carried here and handed to ioredis only; `describeTarget` is what may be logged.
  */
+import { parseHostPorts, type HostPort } from '../config/host-ports.js';
 import type { Config } from '../config/index.js';
-
-export interface HostPort {
-  host: string;
-  port: number;
-}
 
 export type RedisTarget =
   | { kind: 'single'; url: string }
   | { kind: 'sentinel'; sentinels: HostPort[]; name: string; password?: string; sentinelPassword?: string }
   | { kind: 'cluster'; nodes: HostPort[]; password?: string };
-
-/** `host:port,host:port` (IPv6 as `[::1]:26379`); throws naming `variable` when an entry is not one. */
-export function parseHostPorts(variable: string, spec: string): HostPort[] {
-  const entries = spec
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (!entries.length) throw new Error(`${variable}: no host:port given`);
-  return entries.map((entry) => {
-    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(entry);
-    const port = Number(m?.[3]);
-    if (!m || port < 1 || port > 65_535) throw new Error(`${variable}: "${entry}" is not host:port`);
-    return { host: m[1] ?? m[2]!, port };
-  });
-}
 
 /** The target with its passwords left out: what a log line or an error may show. */
 export function describeTarget(target: RedisTarget): string {

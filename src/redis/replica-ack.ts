@@ -23,7 +23,7 @@
  * With REDIS_REPLICA_ACKS=0 nothing is sent and every write is "confirmed".
  */
 import { Cluster, type Redis } from 'ioredis';
-import { keySlot } from '../queues/partitions.js';
+import { keySlot } from './key-slot.js';
 import type { Config } from '../config/index.js';
 import type { RedisClient } from './connection.js';
 

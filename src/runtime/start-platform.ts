@@ -36,7 +36,7 @@ import { describeTarget } from '../redis/redis-target.js';
 import { replicaAckSettings } from '../redis/replica-ack.js';
 import { JOB_STATES } from '../queues/job-states.js';
 import { queues as queueDefinitions, type QueueKey } from '../queues/definitions.js';
-import { parseShardSpec } from '../queues/partitions.js';
+import { parseShardSpec } from '../config/shard-spec.js';
 import { recordLayout } from '../queues/recorded-layouts.js';
 import { QueueRegistry } from '../queues/registry.js';
 import { provideServices, type ProvidedServices } from '../services/provide-services.js';
@@ -46,7 +46,7 @@ import { serveWorkerHttp } from './process-http.js';
 import { readinessProbes } from './readiness.js';
 import { roleStarters, ROLE_NAMES, type RoleName } from './roles.js';
 import { sharedConfigContent } from './shared-config-content.js';
-import type { Tracing } from '../tracing/start-tracing.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 export interface StartOptions {
   roles: readonly RoleName[];

@@ -39,7 +39,7 @@ import type { Logger } from '../logging/logger.js';
 import { bullmqTelemetry } from './bullmq-telemetry.js';
 import { requestSpans } from './http-spans.js';
 import { platformSampler } from './sampler.js';
-import type { Tracing } from './start-tracing.js';
+import type { Tracing } from './tracing.js';
 
 /** How long one export may take before it is given up (the exporter retries within it). */
 const EXPORT_TIMEOUT_MS = 10_000;

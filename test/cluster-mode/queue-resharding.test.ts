@@ -27,7 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionHash } from '../../src/messages/session-hash.js';
 import { PENDING_STATES } from '../../src/queues/job-states.js';
 import type { QueueTarget } from '../../src/queues/layout.js';
-import { keySlot } from '../../src/queues/partitions.js';
+import { keySlot } from '../../src/redis/key-slot.js';
 import { nextTaskId } from '../../src/pipeline/scheduling/task-ids.js';
 import type { RoleName } from '../../src/runtime/roles.js';
 import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';

@@ -11,7 +11,8 @@
  *   no row is served twice.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPoolDeps, type PoolDeps } from '../../src/pools/wiring.js';
+import type { PoolDeps } from '../../src/pools/pool-deps.js';
+import { createPoolDeps } from '../../src/pools/wiring.js';
 import { markConsumed } from '../../src/pools/mark-consumed.js';
 import { decodeItem } from '../../src/pools/pool-item.js';
 import { refillPool } from '../../src/pools/refill-pool.js';

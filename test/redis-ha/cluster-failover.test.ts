@@ -10,7 +10,7 @@
  * master of each key's slot): nothing acknowledged is lost.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keySlot } from '../../src/queues/partitions.js';
+import { keySlot } from '../../src/redis/key-slot.js';
 import { ROLE_NAMES } from '../../src/runtime/roles.js';
 import { startTestRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
 import { describeReport, runFailover, WORK_ENV, type FailoverTopology } from './failover-run.js';

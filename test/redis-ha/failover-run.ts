@@ -25,7 +25,7 @@ import type { Job, JobType, Queue } from 'bullmq';
 import { Cluster } from 'ioredis';
 import type { PlatformContext } from '../../src/context.js';
 import { PENDING_STATES } from '../../src/queues/job-states.js';
-import { keySlot } from '../../src/queues/partitions.js';
+import { keySlot } from '../../src/redis/key-slot.js';
 import { chainBucket } from '../../src/pipeline/scheduling/crawl-chain.js';
 import { nextTaskId } from '../../src/pipeline/scheduling/task-ids.js';
 import { sessionHash } from '../../src/messages/session-hash.js';

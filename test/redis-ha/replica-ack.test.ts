@@ -12,7 +12,7 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keySlot } from '../../src/queues/partitions.js';
+import { keySlot } from '../../src/redis/key-slot.js';
 import { createRedisClient, type RedisClient } from '../../src/redis/connection.js';
 import { ReplicaAck, ReplicaAckError } from '../../src/redis/replica-ack.js';
 import { startTestRedis, type TestRedis } from '../support/redis.js';

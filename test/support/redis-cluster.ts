@@ -24,7 +24,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { keySlot } from '../../src/queues/partitions.js';
+import { keySlot } from '../../src/redis/key-slot.js';
 import { freePort } from '../../src/services/free-port.js';
 import { startRedisServer, type RedisServerProcess } from '../../src/services/redis-server-process.js';
 

@@ -8,7 +8,7 @@
  * from the start), so the usual path costs no promise and the caller sends its command in the
  * same step.
  */
-import { waitForReady, type RedisClient } from '../redis/connection.js';
+import { waitForReady, type RedisClient } from './connection.js';
 
 export class FirstConnect {
   private pending: Promise<void> | undefined;

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import type { RedisClient } from '../redis/connection.js';
+import type { RedisClient } from './connection.js';
 import { FirstConnect } from './first-connect.js';
 
 /** A connection as waitForReady sees it: a status and a 'ready' event. */
