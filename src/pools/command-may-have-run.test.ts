@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { commandMayHaveRun } from './command-may-have-run.js';
-import { DeadlineError } from '../lib/deadline.js';
+import { DeadlineError } from '../lib/timeout.js';
 
 class ReplyError extends Error {
   override name = 'ReplyError';

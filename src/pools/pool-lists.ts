@@ -6,7 +6,7 @@
  * Every command runs at most once: the pools' own `once` connection (src/redis/connection.ts)
  * never re-sends a command after a reconnect (a re-sent pop would take rows for a request already
  * answered, a re-sent push would queue rows twice) and has no ioredis command timeout. Instead each
- * command here has a deadline of REDIS_COMMAND_TIMEOUT_MS (src/lib/deadline.ts); past it the caller takes
+ * command here has a deadline of REDIS_COMMAND_TIMEOUT_MS (src/lib/timeout.ts); past it the caller takes
  * its fallback while the command may still run. Only for the pop does that matter: its late reply
  * goes to the caller's `onLate`, which puts the items back (pop-items.ts).
  */
@@ -16,7 +16,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { NO_REPLICA_ACK, type ConnectionMark, type ReplicaAck, type ReplicaAckError } from '../redis/replica-ack.js';
 import type { ScriptTail } from '../redis/script.js';
-import { withDeadline } from '../lib/deadline.js';
+import { withTimeout } from '../lib/timeout.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
 import { popOneScript, popScript, pushScript, snapshotScript, trimConsumedScript } from './pool-scripts.js';
 import { deleteIfEquals } from '../redis/delete-if-equals.js';
@@ -73,7 +73,7 @@ export class PoolLists {
   /** Sends `command` (once connected) within the deadline; a late result goes to `onLate` (dropped by default). */
   private run<T>(command: (redis: RedisClient) => Promise<T>, onLate?: (late: Promise<T>) => void): Promise<T> {
     const sent = this.firstConnect.run(() => command(this.redis));
-    return withDeadline(sent, this.options.commandTimeoutMs, onLate);
+    return withTimeout(sent, this.options.commandTimeoutMs, onLate ? { onLate } : {});
   }
 
   /**

@@ -32,7 +32,7 @@ import { DependencyDownError, toError, UnauthenticatedError } from '../errors.js
 import type { Logger } from '../logging/logger.js';
 import { commandMayHaveRun } from './command-may-have-run.js';
 import { isDatabaseUnavailable } from '../db/database-unavailable.js';
-import { DeadlineError } from '../lib/deadline.js';
+import { DeadlineError } from '../lib/timeout.js';
 import { ReplicaAckError, type ConnectionMark } from '../redis/replica-ack.js';
 import type { PoolItem, PoolType, ServedItem } from './pool-item.js';
 import { ConnectionChangedError, type PoolLists, type PopReply } from './pool-lists.js';
