@@ -18,6 +18,7 @@
  */
 import os from 'node:os';
 import { OutageLog } from '../lib/outage-log.js';
+import { startPeriodic } from '../lib/periodic.js';
 import type { Logger } from '../logging/logger.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -70,8 +71,7 @@ export interface InstanceRegistryDeps {
 export class InstanceRegistry {
   private membership: { roles: string[]; queues: string[]; settings: Record<string, string> } | undefined;
   private readonly startedAt = new Date().toISOString();
-  private timer: NodeJS.Timeout | undefined;
-  private beating: Promise<void> | undefined;
+  private stopBeats: (() => Promise<void>) | undefined;
   private stopping: Promise<void> | undefined;
   private readonly outage: OutageLog<Error>;
 
@@ -85,9 +85,7 @@ export class InstanceRegistry {
   /** Registers this process with its roles, queues and fleet setting digests, and starts the heartbeat. */
   start(membership: { roles: string[]; queues: string[]; settings?: Record<string, string> }): void {
     this.membership = { roles: [...new Set(membership.roles)], queues: [...new Set(membership.queues)], settings: membership.settings ?? {} };
-    void this.beat();
-    this.timer = setInterval(() => void this.beat(), Math.max(100, Math.floor(this.deps.ttlMs / 3)));
-    this.timer.unref();
+    this.stopBeats = startPeriodic(() => this.beat(), Math.max(100, Math.floor(this.deps.ttlMs / 3)));
   }
 
   details(): InstanceDetails {
@@ -98,8 +96,7 @@ export class InstanceRegistry {
   /** Stops the heartbeat and removes this instance from the registry. Idempotent. */
   stop(): Promise<void> {
     return (this.stopping ??= (async () => {
-      clearInterval(this.timer);
-      await this.beating;
+      await this.stopBeats?.();
       if (!this.membership) return;
       await leave
         .run(
@@ -117,9 +114,8 @@ export class InstanceRegistry {
   }
 
   private beat(): Promise<void> {
-    if (this.beating || this.stopping) return this.beating ?? Promise.resolve();
     const { redis, keys, instanceId, ttlMs } = this.deps;
-    this.beating = heartbeat
+    return heartbeat
       .run(
         redis,
         { index: keys.instanceIndex(), details: keys.instance(instanceId), membershipIndex: keys.membershipIndex() },
@@ -129,9 +125,7 @@ export class InstanceRegistry {
       .then(
         () => this.outage.success(),
         (err: Error) => this.outage.failure(err),
-      )
-      .finally(() => (this.beating = undefined));
-    return this.beating;
+      );
   }
 }
 

@@ -12,6 +12,7 @@
  * Sources of the current snapshot: `shared` (version N from Redis) or `local` (version null).
  */
 import { OutageLog } from '../lib/outage-log.js';
+import { startPeriodic } from '../lib/periodic.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { digestOf, type SharedConfigContent, type SharedConfigSnapshot, type SharedConfigView } from './shared-config.js';
@@ -31,8 +32,7 @@ export class SharedConfigFollower implements SharedConfigView {
   private snapshot: SharedConfigSnapshot | undefined;
   private readonly listeners: ((s: SharedConfigSnapshot) => void)[] = [];
   private chain: Promise<void> = Promise.resolve();
-  private queued = false;
-  private timer: NodeJS.Timeout | undefined;
+  private stopChecks: (() => Promise<void>) | undefined;
   private stopped = false;
   private readonly redisOutage: OutageLog;
   private readonly logger: Logger;
@@ -63,12 +63,7 @@ export class SharedConfigFollower implements SharedConfigView {
   /** First load (awaited, so roles start with a config), then the periodic check. */
   async start(): Promise<void> {
     await this.refresh();
-    this.timer = setInterval(() => {
-      if (this.queued) return; // the previous check is still running
-      this.queued = true;
-      void this.refresh().finally(() => (this.queued = false));
-    }, this.deps.intervalMs);
-    this.timer.unref();
+    this.stopChecks = startPeriodic(() => this.refresh(), this.deps.intervalMs, { runNow: false });
   }
 
   current(): SharedConfigSnapshot | undefined {
@@ -87,7 +82,7 @@ export class SharedConfigFollower implements SharedConfigView {
 
   stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
+    void this.stopChecks?.();
     return this.chain;
   }
 

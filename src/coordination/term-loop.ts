@@ -8,27 +8,11 @@
  *
  *   ctx.leadership.whileLeader('my-task', async (term) => startTermLoop(term, 5000, () => doRound(term), onError));
  */
+import { startPeriodic } from '../lib/periodic.js';
 import type { LeaderTerm } from './leadership.js';
 
 export function startTermLoop(term: LeaderTerm, intervalMs: number, action: () => Promise<void>, onError: (err: unknown) => void): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  let stopped = false;
-  const run = () => {
-    if (stopped || running || !term.isCurrent()) return;
-    running = action()
-      .catch(onError)
-      .finally(() => (running = undefined));
-  };
-  const timer = setInterval(run, intervalMs);
-  timer.unref();
-  let stopping: Promise<void> | undefined;
-  const stop = () =>
-    (stopping ??= (async () => {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    })());
+  const stop = startPeriodic(() => (term.isCurrent() ? action() : Promise.resolve()), intervalMs, { onError });
   term.signal.addEventListener('abort', () => void stop(), { once: true });
-  run();
   return stop;
 }
