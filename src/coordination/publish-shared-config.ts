@@ -1,8 +1,8 @@
 /**
  * The leader's config generation (the `shared-config-publish` maintenance task), one round:
- * compute from the DB → if the published digest is the same, only renew its TTL → otherwise
- * publish a new version (INCR + SET, one script) → let this process load it at once.
- * Both Redis steps check in Redis that this term still holds the leader's lease (LEADER_TASK).
+ * compute from the DB → one script: if the published digest is the same, only renew its TTL,
+ * otherwise publish a new version (INCR + SET) → let this process load it at once. The script
+ * checks in Redis that this term still holds the leader's lease (LEADER_TASK).
  */
 import type { Logger } from '../logging/logger.js';
 import { leaseValue } from './lease-scripts.js';
@@ -26,12 +26,10 @@ export async function publishSharedConfig(deps: PublishDeps, term: LeaderTerm): 
   if (!term.isCurrent()) return { kind: 'not-leader' };
   const value = leaseValue(deps.instanceId, term.token);
   const { body, digest } = encodeBody({ generatedAt: new Date().toISOString(), generatedBy: deps.instanceId }, content);
-  const kept = await deps.store.keepAlive(value, digest, deps.ttlMs);
-  if (kept === -1) return { kind: 'not-leader' };
-  if (kept === 1) return { kind: 'unchanged', digest };
-  if (!term.isCurrent()) return { kind: 'not-leader' };
-  const version = await deps.store.publish(value, body, deps.ttlMs);
-  if (version === null) return { kind: 'not-leader' };
+  const result = await deps.store.publish(value, digest, body, deps.ttlMs);
+  if (result.kind === 'not-leader') return result;
+  if (result.kind === 'unchanged') return { kind: 'unchanged', digest };
+  const { version } = result;
   deps.logger.info({ version, digest, poolGroups: content.poolGroups, term: term.token }, 'shared config published');
   await deps.sharedConfig.refresh();
   return { kind: 'published', version, digest };

@@ -1,8 +1,8 @@
 /**
  * The shared config in Redis: `…:config:{cluster}` (JSON, TTL CONFIG_TTL_SECONDS) and its version
  * counter `…:config:{cluster}:version` (INCR, no TTL). Both share the slot of the `cluster`
- * lease, so publishing and the keep-alive check the lease in the same script: an instance that
- * is no longer the leader cannot publish, even if it was paused right after its own check.
+ * lease, so publishing checks the lease in the same script: an instance that is no longer the
+ * leader cannot publish, even if it was paused right after its own check.
  */
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -10,17 +10,14 @@ import { RedisScript } from '../redis/script.js';
 import { LEADER_TASK } from './leadership.js';
 import { decodePublished, type PublishedConfig } from './shared-config.js';
 
-/** Renews the published config's TTL when it has the leader's digest (shared-config-keep-alive.lua). */
-const keepAlive = RedisScript.load('shared-config-keep-alive', new URL('./shared-config-keep-alive.lua', import.meta.url), {
-  keys: ['lease', 'config'],
-  args: ['leaseValue', 'digest', 'ttlMs'],
-});
-
-/** Publishes a new version: counter and config together (shared-config-publish.lua). */
+/** Renews the published config when it has the leader's digest, else publishes a new version (shared-config-publish.lua). */
 const publish = RedisScript.load('shared-config-publish', new URL('./shared-config-publish.lua', import.meta.url), {
   keys: ['lease', 'config', 'version'],
-  args: ['leaseValue', 'body', 'ttlMs'],
+  args: ['leaseValue', 'digest', 'body', 'ttlMs'],
 });
+
+/** What a publication did: the lease was not the leader's, the published config was the same (kept alive), or a new version. */
+export type PublishResult = { kind: 'not-leader' } | { kind: 'unchanged' } | { kind: 'published'; version: number };
 
 export class SharedConfigStore {
   constructor(
@@ -45,17 +42,13 @@ export class SharedConfigStore {
     }
   }
 
-  keepAlive(leaseValue: string, digest: string, ttlMs: number): Promise<-1 | 0 | 1> {
-    return keepAlive.run<-1 | 0 | 1>(this.redis, { lease: this.keys.lease(LEADER_TASK), config: this.keys.sharedConfig() }, { leaseValue, digest, ttlMs });
-  }
-
-  /** The new version, or null when `leaseValue` no longer holds the leader's lease. */
-  async publish(leaseValue: string, body: string, ttlMs: number): Promise<number | null> {
+  /** One round trip: keeps the config alive when `digest` is the published one's, else publishes `body` as a new version. */
+  async publish(leaseValue: string, digest: string, body: string, ttlMs: number): Promise<PublishResult> {
     const v = await publish.run<number>(
       this.redis,
       { lease: this.keys.lease(LEADER_TASK), config: this.keys.sharedConfig(), version: this.keys.sharedConfigVersion() },
-      { leaseValue, body, ttlMs },
+      { leaseValue, digest, body, ttlMs },
     );
-    return v < 0 ? null : v;
+    return v < 0 ? { kind: 'not-leader' } : v === 0 ? { kind: 'unchanged' } : { kind: 'published', version: v };
   }
 }
