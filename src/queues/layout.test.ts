@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { partitionKeyOf, queueList, queues } from './definitions.js';
+import { partitionKeyOf, queueKeys, queueList, queues } from './definitions.js';
 import { isPartitioned, QueueLayout } from './layout.js';
 import { keySlot, SLOTS } from '../redis/key-slot.js';
 import { partitionOf, partitionTag } from './partitions.js';
 
 const names = (ts: { name: string; prefix: string }[]) => ts.map((t) => `${t.prefix}:${t.name}`);
+/** Queues of partitioned families (crawl, crawl-result, feed-refresh, message-persist), and the whole ones. */
+const PARTITIONED = queueKeys.filter(isPartitioned).length;
+const WHOLE = queueKeys.length - PARTITIONED;
 
 describe('queue layout', () => {
   it('keeps the names and the one `{prefix}` tag of the platform before partitions on a single Redis with one partition', () => {
@@ -48,9 +51,9 @@ describe('queue layout', () => {
       });
       expect(names(layout.current('poolRefill'))).toEqual([cluster ? '{wp:pools}:pool-refill' : '{wp}:pool-refill']);
       expect(names(layout.current('maintenance'))).toEqual([cluster ? '{wp:maintenance}:maintenance' : '{wp}:maintenance']);
-      // Every queue once: 4 partitioned queues × 6 + 3 whole ones.
-      expect(new Set(names(layout.all())).size).toBe(4 * 6 + 3);
-      expect(layout.all()).toHaveLength(4 * 6 + 3);
+      // Every queue once: each partitioned one × 6, each whole one once.
+      expect(new Set(names(layout.all())).size).toBe(PARTITIONED * 6 + WHOLE);
+      expect(layout.all()).toHaveLength(PARTITIONED * 6 + WHOLE);
     }
     expect(isPartitioned('crawlResult')).toBe(true);
     expect(isPartitioned('poolConsumed')).toBe(false);
@@ -102,7 +105,7 @@ describe('queue layout', () => {
     expect(draining.map((t) => [t.name, t.count, t.current])).toEqual(Array.from({ length: 6 }, (_, i) => [`feed-refresh.${i}-of-6`, 6, false]));
     expect(draining.map((t) => t.prefix)).toEqual(Array.from({ length: 6 }, (_, i) => `{${partitionTag('wp:feeds', i, 6)}}`));
     expect(layout.draining('poolConsumed')).toEqual([]);
-    expect(layout.all()).toHaveLength(4 * 3 + 4 * 6 + 3);
+    expect(layout.all()).toHaveLength(PARTITIONED * 3 + PARTITIONED * 6 + WHOLE);
     // From one partition to several: the old single queue (no suffix, the family tag) drains.
     const fromOne = new QueueLayout({ prefix: 'wp', cluster: true, shards: 6, older: [1] });
     expect(names(fromOne.draining('crawl'))).toEqual(['{wp:crawl}:crawl']);
@@ -115,7 +118,7 @@ describe('queue layout', () => {
       const layout = new QueueLayout({ prefix, cluster: true, shards: 1, older: counts });
       const all = layout.all().map((t) => `${t.prefix}:${t.name}`);
       expect(new Set(all).size, prefix).toBe(all.length);
-      expect(all).toHaveLength(3 + 4 + 4 * counts.reduce((a, b) => a + b, 0));
+      expect(all).toHaveLength(WHOLE + PARTITIONED + PARTITIONED * counts.reduce((a, b) => a + b, 0));
       // The spread over the slot space holds for every count.
       for (const n of counts) {
         layout
