@@ -67,6 +67,21 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  // Any module of src/, a folder not yet in LAYERS included: no tests, benchmarks or entry points.
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { ...NO_TESTS, group: [...NO_TESTS.group, '**/workers/**'], message: 'production code must not import entry points, tests or benchmarks' },
+          ],
+        },
+      ],
+    },
+  },
   // Each layer: nothing from the layers above it; a domain, no other domain either.
   ...LAYERS.flatMap((layer, i) => {
     const above = LAYERS.slice(i + 1).flat();
