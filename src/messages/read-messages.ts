@@ -1,8 +1,9 @@
 /**
  * The read path (reference 3.2, read-through): the session's list when it can answer (source
  * "cache"); on a miss, a Redis error, or a session whose cache is being repaired, the DB
- * (source "db", with the listed messages the DB does not hold yet), after which the list is
- * refilled in the background from the rows just read.
+ * (source "db", with the messages the DB does not hold yet: those in the list, and those this
+ * process accepted without their cache write), after which the list is refilled in the
+ * background from the rows just read (not while the session is being repaired).
  *
  * Every answer moves the sequence clock past the newest message it returns, so a message written
  * after a read sorts after everything the read showed.
@@ -38,47 +39,57 @@ export interface ReadResult {
 }
 
 export async function readMessages(deps: ReadDeps, sessionId: string, limit: number, revocation?: Revocation): Promise<ReadResult> {
+  // A session this process is repairing: its list may lack a message whose cache write failed, so
+  // the list alone never answers. It is read all the same, for the messages it holds that the DB
+  // does not hold yet (appended since, waiting for their drain).
   const repairing = deps.repair.isTracked(sessionId);
   let checked = false;
   let slice: string[] = [];
-  if (!repairing) {
-    try {
-      slice = await runGuarded(revocation, () => deps.cache.read(sessionId, Math.min(limit, deps.cacheMaxLen), revocation));
-      checked = true;
-      const hit = answerFromCache(slice, limit);
-      if (hit) {
-        deps.cacheReads.inc({ outcome: 'hit' });
-        const newest = hit.length ? seqOfEntry(hit[hit.length - 1]!) : undefined;
-        if (newest !== undefined) deps.clock.observe(newest);
-        return { source: 'cache', entries: hit };
-      }
-      deps.cacheReads.inc({ outcome: 'miss' });
-    } catch (err) {
-      if (err instanceof UnauthenticatedError) throw err;
-      deps.cacheReads.inc({ outcome: 'error' });
+  try {
+    slice = await runGuarded(revocation, () => deps.cache.read(sessionId, Math.min(limit, deps.cacheMaxLen), revocation));
+    checked = true;
+    const hit = repairing ? undefined : answerFromCache(slice, limit);
+    if (hit) {
+      deps.cacheReads.inc({ outcome: 'hit' });
+      const newest = hit.length ? seqOfEntry(hit[hit.length - 1]!) : undefined;
+      if (newest !== undefined) deps.clock.observe(newest);
+      return { source: 'cache', entries: hit };
     }
-  } else {
-    deps.cacheReads.inc({ outcome: 'repairing' });
+    deps.cacheReads.inc({ outcome: repairing ? 'repairing' : 'miss' });
+  } catch (err) {
+    if (err instanceof UnauthenticatedError) throw err;
+    deps.cacheReads.inc({ outcome: 'error' });
   }
   if (!checked) await revocation?.check();
 
   // Read enough to refill the whole list, not only what was asked for.
   const want = Math.max(limit, deps.cacheMaxLen);
   const rows = await deps.store.latest(sessionId, want);
-  if (rows.length) deps.clock.observe(rows[rows.length - 1]!.seq);
   if (!repairing) deps.fill.schedule(sessionId, rows, rows.length < want);
-  return { source: 'db', entries: withUnstored(rows, slice).slice(-limit) };
+  // The messages this process accepted without their cache write are added too: on their way to
+  // the DB, they may be in neither the list nor the DB yet.
+  const entries = withUnstored(rows, [...slice, ...deps.repair.unstored(sessionId)]).slice(-limit);
+  const newest = entries.length ? seqOfEntry(entries[entries.length - 1]!) : undefined;
+  if (newest !== undefined) deps.clock.observe(newest);
+  return { source: 'db', entries };
 }
 
 /**
- * The DB rows as entries, with the messages of the cache slice that are not in the DB yet (accepted,
- * waiting in the persist buffer), in session order: a client reads what it has just written even
- * when the list alone could not answer (a new session's list has no start marker).
+ * The DB rows as entries, with the given entries (the cache slice, the messages awaiting repair)
+ * that are not in the DB yet (accepted, waiting in the persist buffer), each once, in session
+ * order: a client reads what it has just written even when the list alone could not answer (a new
+ * session's list has no start marker, a session under repair may lack a message).
  */
-function withUnstored(rows: MessageView[], slice: string[]): string[] {
+function withUnstored(rows: MessageView[], candidates: string[]): string[] {
   const entries = rows.map(entryOf);
-  const stored = new Set(rows.map((r) => r.id));
-  const unstored = slice.filter((e) => e !== SESSION_START && !stored.has(idOfEntry(e) ?? ''));
+  const seen = new Set(rows.map((r) => r.id));
+  const unstored: string[] = [];
+  for (const e of candidates) {
+    const id = idOfEntry(e);
+    if (e === SESSION_START || id === undefined || seen.has(id)) continue;
+    seen.add(id);
+    unstored.push(e);
+  }
   if (!unstored.length) return entries;
   const keyed = [...entries, ...unstored].map((entry) => ({ entry, seq: seqOfEntry(entry) ?? 0, id: idOfEntry(entry) ?? '' }));
   keyed.sort((a, b) => a.seq - b.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
