@@ -7,7 +7,8 @@
  * never re-sends a command after a reconnect (a re-sent pop would take rows for a request already
  * answered, a re-sent push would queue rows twice) and has no ioredis command timeout. Instead each
  * command here has a deadline of REDIS_COMMAND_TIMEOUT_MS (src/lib/deadline.ts); past it the caller takes
- * its fallback while the command may still run. Only for the pop does that matter: its late reply
+ * its fallback while the command may still run. The error is a RedisNoReplyError, an outage: a
+ * pool job (refill, consumed marks) that meets it is delayed without spending an attempt. Only for the pop does that matter: its late reply
  * goes to the caller's `onLate`, which puts the items back (pop-items.ts).
  */
 import { guardTail, type Revocation } from '../revocation/revocation.js';
@@ -19,6 +20,7 @@ import { withDeadline } from '../lib/deadline.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
 import { popOneScript, popScript, pushScript, snapshotScript, trimConsumedScript } from './pool-scripts.js';
 import { deleteIfEquals } from '../redis/delete-if-equals.js';
+import { RedisNoReplyError } from '../redis/redis-unavailable.js';
 
 export interface PoolSnapshot {
   length: number;
@@ -55,7 +57,7 @@ export class PoolLists {
   /** Sends `command` (once connected) within the deadline; a late result goes to `onLate` (dropped by default). */
   private run<T>(command: (redis: RedisClient) => Promise<T>, onLate?: (late: Promise<T>) => void): Promise<T> {
     const sent = this.firstConnect.run(() => command(this.redis));
-    return withDeadline(sent, this.options.commandTimeoutMs, onLate);
+    return withDeadline(sent, this.options.commandTimeoutMs, onLate, (ms) => new RedisNoReplyError(ms));
   }
 
   /**
