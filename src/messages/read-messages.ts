@@ -11,16 +11,27 @@
  * A `revocation` (src/revocation/revocation.ts) is checked in the cache read itself (a read that could
  * not confirm the credential makes the full check and reads again); when the cache is not read or
  * the read failed, on its own before the DB is asked.
+ *
+ * The DB may be behind the list by more than the list holds: after a database outage more than
+ * MESSAGE_CACHE_MAX_LEN messages of a session may wait in the persist buffer, and those trimmed
+ * off the list are then in neither. A read that needs messages older than a full list whose
+ * oldest entry the DB does not hold yet waits for the drains (up to CATCH_UP_MS), and answers 503
+ * if they have not caught up by then: never an answer with a hole in it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Counter } from 'prom-client';
 import { runGuarded, type Revocation } from '../revocation/revocation.js';
-import { UnauthenticatedError } from '../errors.js';
+import { DependencyDownError, UnauthenticatedError } from '../errors.js';
 import type { CacheFill } from './cache-fill.js';
 import type { CacheRepair } from './cache-repair.js';
 import { SESSION_START, answerFromCache, entryOf, idOfEntry, seqOfEntry, type MessageView } from './message-entry.js';
 import type { MessageCache } from './message-cache.js';
 import type { MessageStore } from './message-store.js';
 import type { SequenceClock } from './sequence-clock.js';
+
+/** How long a read waits for the drains when the DB is behind a full list (see the header), and how often it looks. */
+const CATCH_UP_MS = 1000;
+const CATCH_UP_POLL_MS = 50;
 
 export interface ReadDeps {
   cache: MessageCache;
@@ -64,7 +75,13 @@ export async function readMessages(deps: ReadDeps, sessionId: string, limit: num
 
   // Read enough to refill the whole list, not only what was asked for.
   const want = Math.max(limit, deps.cacheMaxLen);
-  const rows = await deps.store.latest(sessionId, want);
+  let rows = await deps.store.latest(sessionId, want);
+  for (const giveUpAt = Date.now() + CATCH_UP_MS; mayMissTrimmed(slice, rows, limit, deps.cacheMaxLen); ) {
+    if (Date.now() >= giveUpAt)
+      throw new DependencyDownError('database', 'the newest messages of this session are still being written to the database; try again shortly');
+    await sleep(CATCH_UP_POLL_MS);
+    rows = await deps.store.latest(sessionId, want);
+  }
   if (!repairing) deps.fill.schedule(sessionId, rows, rows.length < want);
   // The messages this process accepted without their cache write are added too: on their way to
   // the DB, they may be in neither the list nor the DB yet.
@@ -72,6 +89,18 @@ export async function readMessages(deps: ReadDeps, sessionId: string, limit: num
   const newest = entries.length ? seqOfEntry(entries[entries.length - 1]!) : undefined;
   if (newest !== undefined) deps.clock.observe(newest);
   return { source: 'db', entries };
+}
+
+/**
+ * Whether rows + list could leave out messages the answer needs: the list is full (LTRIM drops
+ * its oldest entries, the session-start marker first), the answer needs more than it holds, and
+ * its oldest entry is not among the DB's newest rows, so the entries trimmed off before it may be
+ * stored nowhere yet.
+ */
+function mayMissTrimmed(slice: string[], rows: MessageView[], limit: number, cacheMaxLen: number): boolean {
+  if (slice.length < cacheMaxLen || slice[0] === SESSION_START || limit <= slice.length) return false;
+  const oldest = idOfEntry(slice[0]!);
+  return oldest !== undefined && !rows.some((r) => r.id === oldest);
 }
 
 /**
