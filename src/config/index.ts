@@ -12,6 +12,7 @@ import { coreSettings, databaseSettings, httpSettings, queueSettings, redisSetti
 import { poolSettings } from './pools.js';
 import { weakSecretReason } from './secret-strength.js';
 import { parseShardSpec } from '../queues/partitions.js';
+import { redisSettingsProblem } from './redis-settings-check.js';
 
 /**
  * The one configuration schema. Each group is one file beside this one; every setting has its
@@ -93,13 +94,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.http.trustedProxies.length && config.http.trustProxy > 1) {
     throw new ConfigError('HTTP_TRUST_PROXY', 'a hop count and HTTP_TRUSTED_PROXIES are both set: use one of them (HTTP_TRUSTED_PROXIES preferred)');
   }
-  if (config.redis.url && config.redis.clusterNodes) {
-    throw new ConfigError('REDIS_CLUSTER_NODES', 'set either REDIS_URL or REDIS_CLUSTER_NODES, not both');
-  }
+  const redisProblem = redisSettingsProblem(config);
+  if (redisProblem) throw new ConfigError(redisProblem.variable, redisProblem.message);
   config.derived = {
     instanceId: config.core.instanceId ?? `${os.hostname()}-${process.pid}`,
     dataDir: path.resolve(config.core.dataDir),
-    embeddedRedis: !config.redis.url && !config.redis.clusterNodes,
+    embeddedRedis: !config.redis.url && !config.redis.clusterNodes && !config.redis.sentinels,
     embeddedDatabase: !config.database.url,
   };
   return config;

@@ -38,10 +38,20 @@ export const coreSettings = {
   installMissing: setting('INSTALL_MISSING', bool(), true, 'Install a missing redis-server/chromium/postgresql with apt-get (Debian/Ubuntu as root).'),
 };
 
-/** The HTTP API role. */
+/** The HTTP server every process runs: the API's, or health, readiness and metrics only in a worker-only process. */
 export const httpSettings = {
-  host: setting('HOST', str(), '127.0.0.1', 'Address the API listens on.'),
-  port: setting('PORT', int(0, 65535), 3000, 'Port the API listens on (0 = any free port).'),
+  host: setting(
+    'HOST',
+    str(),
+    '127.0.0.1',
+    "Address the process's HTTP server listens on (the API, or health, readiness and metrics in a worker-only process).",
+  ),
+  port: setting(
+    'PORT',
+    int(0, 65535),
+    3000,
+    "Port of the process's HTTP server (0 = any free port, printed at start). In use: the start fails, except for a worker-only process outside production, which takes any free port and prints it.",
+  ),
   bodyLimit: setting('HTTP_BODY_LIMIT', byteSize(), '1mb', 'Largest accepted JSON body (bytes, or with a unit: 512kb, 1mb; kb = 1024 bytes).'),
   trustProxy: setting(
     'HTTP_TRUST_PROXY',
@@ -116,10 +126,43 @@ export const httpSettings = {
   ),
 };
 
-/** Redis. Without REDIS_URL and REDIS_CLUSTER_NODES the platform starts its own redis-server. */
+/**
+ * Redis: one server (REDIS_URL), the master of a Sentinel group (REDIS_SENTINELS +
+ * REDIS_SENTINEL_NAME) or a Redis Cluster (REDIS_CLUSTER_NODES), one of the three; without any the
+ * platform starts its own redis-server. loadConfig refuses contradictory combinations.
+ */
 export const redisSettings = {
   url: setting('REDIS_URL', optionalStr(), undefined, 'redis://[:password@]host:port/db; unset = embedded redis-server under DATA_DIR.', { secret: true }),
   clusterNodes: setting('REDIS_CLUSTER_NODES', optionalStr(), undefined, 'Comma-separated host:port seeds of a Redis Cluster (instead of REDIS_URL).'),
+  sentinels: setting(
+    'REDIS_SENTINELS',
+    optionalStr(),
+    undefined,
+    'Comma-separated host:port of the Redis Sentinels watching the master (instead of REDIS_URL); needs REDIS_SENTINEL_NAME.',
+  ),
+  sentinelName: setting('REDIS_SENTINEL_NAME', optionalStr(), undefined, 'The master group name the sentinels monitor (sentinel monitor <name> ...).'),
+  password: setting(
+    'REDIS_PASSWORD',
+    optionalStr(),
+    undefined,
+    'Password of the Redis data nodes with REDIS_SENTINELS or REDIS_CLUSTER_NODES (REDIS_URL carries its own).',
+    { secret: true },
+  ),
+  sentinelPassword: setting('REDIS_SENTINEL_PASSWORD', optionalStr(), undefined, "The sentinels' own password (their requirepass), when they have one.", {
+    secret: true,
+  }),
+  replicaAcks: setting(
+    'REDIS_REPLICA_ACKS',
+    int(0, 16),
+    0,
+    'Replicas that must acknowledge each write that must not be lost (message appends, pool pops, chain job adds; Redis WAIT) before it is answered; 0 = no wait (asynchronous replication: a failover may lose the last writes, docs/operations.md).',
+  ),
+  replicaAckTimeoutMs: setting(
+    'REDIS_REPLICA_ACK_TIMEOUT_MS',
+    int(1, 60000),
+    200,
+    'How long such a write waits for its replicas; with fewer by then it is not answered as safe (a message goes to the DB, a pop is put back, a job add fails with 503 / is retried).',
+  ),
   prefix: setting('REDIS_PREFIX', str().regex(/^[A-Za-z0-9_-]+$/), 'wp', 'Prefix of every key the platform owns.'),
   connectTimeoutMs: setting('REDIS_CONNECT_TIMEOUT_MS', int(100), 5000, 'Connect timeout of each Redis connection.'),
   commandTimeoutMs: setting('REDIS_COMMAND_TIMEOUT_MS', int(50), 2000, 'Timeout of a request-path Redis command before the fallback path is taken.'),
@@ -146,8 +189,8 @@ export const databaseSettings = {
   connectTimeoutMs: setting(
     'DATABASE_CONNECT_TIMEOUT_MS',
     int(100),
-    5000,
-    'How long a query waits for a pooled connection, or for a new one to connect, before it fails as the database being unavailable.',
+    10000,
+    'How long a query waits for a pooled connection, or for a new one to connect, before it fails as the database being unavailable (a request is answered 503 sooner, HTTP_OUTAGE_DEADLINE_MS, once the database is seen down).',
   ),
   queryTimeoutMs: setting(
     'DATABASE_QUERY_TIMEOUT_MS',

@@ -61,7 +61,7 @@ export function createDatabase(options: DatabaseOptions): Database {
     connectionString: options.url,
     max: options.poolSize,
     idleTimeoutMillis: 30_000,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
   });

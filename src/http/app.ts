@@ -73,7 +73,8 @@ export function createApp(options: AppOptions): HttpApp {
       monitor,
       metricsPublic: options.metricsPublic,
       ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}),
-      openapi: () => (openapi ??= JSON.stringify(buildOpenApi(routes, { title: 'worker-platform', version: '0.1.0' }))),
+      // A process without API routes (worker-only) serves no OpenAPI document: nothing under /api.
+      ...(options.routes.length ? { openapi: () => (openapi ??= JSON.stringify(buildOpenApi(routes, { title: 'worker-platform', version: '0.1.0' }))) } : {}),
     }),
     ...options.routes,
   ];

@@ -1,5 +1,5 @@
 /**
- * The dependency monitor of an API process: what it knows now about Redis and the database, so
+ * The dependency monitor of a process's HTTP server: what it knows now about Redis and the database, so
  * that a request overrunning its deadline is answered naming the dependency that is down, and
  * /readyz answers from the same probes.
  *
@@ -18,10 +18,16 @@ import { withTimeout } from '../lib/timeout.js';
 import type { Dependency } from './error-reply.js';
 
 export interface DependencyProbe {
-  name: Dependency;
+  /**
+   * The key in /readyz. A request overrunning its deadline is told about the probes named after a
+   * dependency (redis, database); others (an embedded service's state) show in /readyz only.
+   */
+  name: Dependency | `embedded-${string}`;
   /** Resolves true when the dependency answers. */
   check(): Promise<boolean>;
 }
+
+const isDependency = (name: DependencyProbe['name']): name is Dependency => !name.startsWith('embedded-');
 
 /** The limit of one probe (/readyz's documented bound). */
 export const PROBE_TIMEOUT_MS = 2000;
@@ -67,13 +73,13 @@ export class DependencyMonitor {
 
   /** The first dependency found down by its last probe, if any. Never waits. */
   down(): Dependency | undefined {
-    for (const s of this.states) if (s.up === false) return s.probe.name;
+    for (const s of this.states) if (s.up === false && isDependency(s.probe.name)) return s.probe.name;
     return undefined;
   }
 
   /** Fresh verdicts of every dependency (a probe already running is joined). */
-  async check(): Promise<[Dependency, boolean][]> {
-    return Promise.all(this.states.map(async (s) => [s.probe.name, await this.run(s)] as [Dependency, boolean]));
+  async check(): Promise<[DependencyProbe['name'], boolean][]> {
+    return Promise.all(this.states.map(async (s) => [s.probe.name, await this.run(s)] as [DependencyProbe['name'], boolean]));
   }
 
   private run(s: ProbeState): Promise<boolean> {

@@ -26,6 +26,12 @@ export interface QueueDefinition<S extends z.ZodType = z.ZodType> {
    * a chain refuse, naming the route that schedules one the right way. Default: allowed.
    */
   manualAdd?: { refused: string };
+  /**
+   * Its jobs are the links of a chain (one pending job per feed or IP): with REDIS_REPLICA_ACKS each
+   * add waits for the replicas (src/redis/replica-ack.ts), since a failover that lost the add would
+   * stop the chain. Default: no wait.
+   */
+  confirmAdds?: boolean;
 }
 
 function defineQueue<S extends z.ZodType>(def: QueueDefinition<S>): QueueDefinition<S> {
@@ -39,6 +45,7 @@ export const queues = {
     description: 'Refresh of one feed: conditional GET, parse, upsert articles, schedule the next refresh.',
     payload: feedRefreshPayload,
     manualAdd: { refused: 'a feed has one pending refresh; POST /api/queue/schedule-feed {feed_id, force_immediate} refreshes it now' },
+    confirmAdds: true,
   }),
   crawl: defineQueue({
     name: 'crawl',
@@ -46,6 +53,7 @@ export const queues = {
     description: 'Headless-browser crawl of one IP on the marketplace.',
     payload: crawlJobPayload,
     manualAdd: { refused: 'an IP has one pending crawl; POST /api/ips/:id/crawl crawls it now' },
+    confirmAdds: true,
   }),
   crawlResult: defineQueue({
     name: 'crawl-result',
@@ -53,6 +61,7 @@ export const queues = {
     description: 'Result pipeline of one crawl (the parent of the crawl in its flow): state machine, snapshots, hourly stats, alerts, next crawl.',
     payload: crawlResultJobPayload,
     manualAdd: { refused: "a result schedules the IP's next crawl; only a crawl produces one (POST /api/ips/:id/crawl)" },
+    confirmAdds: true,
   }),
   poolRefill: defineQueue({
     name: 'pool-refill',

@@ -101,6 +101,10 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
       `  Log in       user "${config.auth.adminUsername}", password "${password}"`,
       `               curl -s -X POST ${u}/api/auth/login -H 'content-type: application/json' -d '{"username":"${config.auth.adminUsername}","password":"..."}'`,
     );
+  } else {
+    // A worker-only process serves these only (src/runtime/process-http.ts).
+    const u = platform.httpUrl;
+    lines.push(`  Health       ${u}/healthz  ${u}/readyz`, `  Metrics      ${u}/metrics   (an admin's token, METRICS_TOKEN, or METRICS_PUBLIC=true)`);
   }
   console.log(lines.join('\n'));
   const started = platform;

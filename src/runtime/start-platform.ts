@@ -11,11 +11,19 @@
  * roles stop, so that they can hand back their jobs; the steps are not waited for once a service
  * they need is lost (they could only wait for the deadline). Every process, whatever its roles,
  * runs the coordination (src/coordination/coordination.ts): leases, shared config follower,
- * registry heartbeat.
+ * registry heartbeat (with the digests of the fleet settings its roles use, compared with the
+ * running instances' at start: src/coordination/fleet-settings.ts).
+ *
+ * Every process serves HTTP on HOST:PORT (process-http.ts): the API's server with the api role;
+ * without it, a server of health, readiness and metrics only, listening before the roles start
+ * (a PORT in use stops the start before any job is taken) and closed after they stopped (the
+ * metrics of a stop stay readable while the workers finish).
  */
 import { assertProductionSafe, describeConfig, loadConfig, type Config } from '../config/index.js';
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createCoordination } from '../coordination/coordination.js';
+import { reportFleetSettingDifferences } from '../coordination/fleet-settings-check.js';
+import { fleetSettingDigests } from '../coordination/fleet-settings.js';
 import { createDatabase, queryTimeoutOf } from '../db/client.js';
 import { applyMigrations } from '../db/migrate.js';
 import { settlesWithin } from '../lib/timeout.js';
@@ -24,6 +32,8 @@ import { Metrics } from '../metrics/metrics.js';
 import { connectionOptions, waitForReady } from '../redis/connection.js';
 import { RedisConnections } from '../redis/connections.js';
 import { createKeys } from '../redis/keys.js';
+import { describeTarget } from '../redis/redis-target.js';
+import { replicaAckSettings } from '../redis/replica-ack.js';
 import { JOB_STATES } from '../queues/job-inspector.js';
 import { queues as queueDefinitions, type QueueKey } from '../queues/definitions.js';
 import { parseShardSpec } from '../queues/partitions.js';
@@ -32,6 +42,8 @@ import { QueueRegistry } from '../queues/registry.js';
 import { provideServices, type ProvidedServices } from '../services/provide-services.js';
 import type { LostService } from '../services/supervised-service.js';
 import { assertCrawlerProductionSafe } from './crawler-role.js';
+import { serveWorkerHttp } from './process-http.js';
+import { readinessProbes } from './readiness.js';
 import { roleStarters, ROLE_NAMES, type RoleName } from './roles.js';
 import { sharedConfigContent } from './shared-config-content.js';
 
@@ -49,6 +61,8 @@ export interface PlatformHandle {
   roles: RoleHandle[];
   /** URL of the API when the api role runs. */
   apiUrl?: string;
+  /** URL of the process's HTTP server: the API's, or health, readiness and metrics only. */
+  httpUrl: string;
   /** How this process came by the embedded services (it runs them, attached to another process's, or none). */
   embedded: ProvidedServices['embedded'];
   /**
@@ -116,11 +130,12 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
     steps.push({ name: 'database connections', run: () => db.close() });
 
     const keys = createKeys(config.redis.prefix);
-    const connections = new RedisConnections(services.redis, connectionOptions(config), logger);
+    const connections = new RedisConnections(services.redis, connectionOptions(config), logger, replicaAckSettings(config));
     steps.push({ name: 'redis connections', run: () => connections.close() });
     const redis = connections.create('command', 'commands');
+    const target = services.redis;
     await waitForReady(redis, REDIS_READY_TIMEOUT_MS).catch((err: Error) => {
-      throw new Error(`Redis is not reachable (${err.message}); check REDIS_URL / REDIS_CLUSTER_NODES`);
+      throw new Error(`Redis is not reachable at ${describeTarget(target)} (${err.message}); check REDIS_URL / REDIS_SENTINELS / REDIS_CLUSTER_NODES`);
     });
 
     const layout = await recordLayout(
@@ -180,6 +195,11 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       sharedConfig: coordination.sharedConfig,
     };
 
+    const embeddedStatus = services.embeddedStatus;
+    const probes = readinessProbes(ctx, options.roles, () => embeddedStatus());
+    const workerHttp = options.roles.includes('api') ? undefined : await serveWorkerHttp(ctx, probes);
+    if (workerHttp) steps.push({ name: 'http server', run: () => workerHttp.close() });
+
     // Roles start in order and stop together: the API stops taking requests while each worker
     // role stops taking jobs and lets its active ones finish, all within one grace period.
     const roles: RoleHandle[] = [];
@@ -191,11 +211,14 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
     });
     const ordered = ROLE_NAMES.filter((r) => options.roles.includes(r));
     for (const name of ordered) {
-      const handle = await roleStarters[name](ctx);
+      const handle = await roleStarters[name](ctx, { probes });
       roles.push(handle);
       logger.debug({ role: name, queues: handle.queues }, 'role started');
     }
-    coordination.registry.start({ roles: roles.map((r) => r.name), queues: roles.flatMap((r) => r.queues) });
+    const roleNames = roles.map((r) => r.name);
+    const settings = fleetSettingDigests(config, roleNames);
+    await reportFleetSettingDifferences({ redis, keys, self: { id: ctx.instanceId, settings }, logger });
+    coordination.registry.start({ roles: roleNames, queues: roles.flatMap((r) => r.queues), settings });
     const api = roles.find((r) => r.name === 'api') as (RoleHandle & { url?: string }) | undefined;
 
     const provided = services;
@@ -205,6 +228,7 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       roles,
       embedded: provided.embedded,
       ...(api?.url ? { apiUrl: api.url } : {}),
+      httpUrl: api?.url ?? workerHttp!.url,
       signalServicesStop: () => provided.signalStop(),
       servicesLost: provided.lost,
       stop: (stopOptions = {}) =>

@@ -1,5 +1,6 @@
 /** Small process helpers shared by the embedded services and the DATA_DIR lock. */
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /** How a child process ended: its exit code, or the signal that ended it. */
 export interface ExitInfo {
@@ -7,13 +8,28 @@ export interface ExitInfo {
   signal: NodeJS.Signals | null;
 }
 
-/** Whether a process with this pid exists (EPERM: it exists, under another user). */
+/**
+ * Whether a process with this pid runs (EPERM: it exists, under another user). A zombie does not:
+ * a killed owner whose parent is gone is reparented to pid 1, and where pid 1 does not reap (a
+ * container started without an init) it stays a zombie for good, which `kill(pid, 0)` still finds.
+ */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  return !zombie(pid);
+}
+
+/** Linux: the state letter after the command name in /proc/<pid>/stat ('Z' zombie, 'X' dead). Elsewhere never. */
+function zombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state === 'Z' || state === 'X';
+  } catch {
+    return false;
   }
 }
 

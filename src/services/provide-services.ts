@@ -1,6 +1,6 @@
 /**
  * Provides Redis and PostgreSQL to a process: the configured servers (REDIS_URL /
- * REDIS_CLUSTER_NODES, DATABASE_URL), or the embedded default under DATA_DIR.
+ * REDIS_SENTINELS / REDIS_CLUSTER_NODES, DATABASE_URL), or the embedded default under DATA_DIR.
  *
  * Embedded default, per data directory:
  * - owner: the first process takes the DATA_DIR lock and starts a private redis-server and
@@ -12,7 +12,10 @@
  *   a port is the only reason to move). The owner supervises both (supervised-service.ts): a
  *   child that dies is started again on the same port and data; one that cannot be brought back
  *   resolves `lost`. The owner records itself in `services.json`; its stop stops the services
- *   and clears the record. DATA_DIR is kept private (private-data-dir.ts).
+ *   and clears the record. DATA_DIR is kept private (private-data-dir.ts). Before it starts
+ *   anything, an owner that finds another platform running from this checkout with another
+ *   DATA_DIR warns that it starts a second platform, naming both DATA_DIRs and how to join
+ *   (running-platforms.ts: each owner records itself in a per-user runtime file).
  * - attached: a process that finds the lock held by a live process waits until that owner's
  *   services answer and uses them; it starts and stops nothing. When the owner stops, the
  *   attached process's connections report the outage and come back by themselves once the
@@ -23,16 +26,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../logging/logger.js';
+import { configuredRedis, type RedisTarget } from '../redis/redis-target.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { isPortFree } from './free-port.js';
 import { startPostgresServer, stopLeftBehindPostgres } from './postgres-server-process.js';
 import { securePrivateDataDir } from './private-data-dir.js';
 import { pingRedis, redisServerAvailable, startRedisServer, stopLeftBehindRedis } from './redis-server-process.js';
 import { DEFAULT_RESTART_POLICY } from './restart-budget.js';
+import { otherRunningPlatforms, recordRunningPlatform, type RunningPlatform } from './running-platforms.js';
 import { generatePassword, readServicesState, writeServicesState, type ServicesState } from './services-file.js';
 import { SupervisedService, type EmbeddedServiceName, type LostService, type ServiceStatus } from './supervised-service.js';
 
-export type RedisTarget = { kind: 'single'; url: string } | { kind: 'cluster'; nodes: { host: string; port: number }[] };
+// The target type and its parsing belong to the Redis layer; re-exported for the callers that take them from here.
+export type { RedisTarget } from '../redis/redis-target.js';
+export { configuredRedis } from '../redis/redis-target.js';
 
 export interface ProvidedServices {
   redis: RedisTarget;
@@ -68,20 +75,6 @@ const UNSUPERVISED = { embeddedStatus: () => [], lost: new Promise<LostService>(
 export const EMBEDDED_DATABASE = 'platform';
 /** How long an attaching process waits for the owner's services to answer. */
 const ATTACH_TIMEOUT_MS = 120_000;
-
-export function parseClusterNodes(spec: string): { host: string; port: number }[] {
-  return spec.split(',').map((s) => {
-    const [host, port] = s.trim().split(':');
-    if (!host || !port || !Number.isInteger(Number(port))) throw new Error(`REDIS_CLUSTER_NODES: "${s}" is not host:port`);
-    return { host, port: Number(port) };
-  });
-}
-
-export function configuredRedis(config: Config): RedisTarget | undefined {
-  if (config.redis.clusterNodes) return { kind: 'cluster', nodes: parseClusterNodes(config.redis.clusterNodes) };
-  if (config.redis.url) return { kind: 'single', url: config.redis.url };
-  return undefined;
-}
 
 /** Polls `check` every 100 ms until it answers true (true) or 'lost' (false), or `timeoutMs` passes (false). */
 async function answersWithin(check: () => Promise<boolean | 'lost'>, timeoutMs: number): Promise<boolean> {
@@ -147,6 +140,8 @@ export async function provideServices(
   const lock = lockDataDir(dataDir);
   if (!lock.owned) return attach(config, lock.owner, { needRedis, needDb }, configured, logger);
 
+  warnSecondPlatform(otherRunningPlatforms(), dataDir, { needRedis, needDb }, logger);
+  const unrecord = recordRunningPlatform(dataDir);
   securePrivateDataDir(dataDir, logger);
   const state = readServicesState(dataDir);
   const stops: { name: string; stop: () => Promise<void>; signal: () => void }[] = [];
@@ -155,7 +150,10 @@ export async function provideServices(
   const signalStop = () => {
     for (const s of stops) s.signal();
   };
-  const onExit = () => signalStop();
+  const onExit = () => {
+    signalStop();
+    unrecord();
+  };
   process.once('exit', onExit);
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -165,6 +163,7 @@ export async function provideServices(
       try {
         writeServicesState(dataDir, { ...readServicesState(dataDir), owner: null });
       } finally {
+        unrecord();
         lock.release();
       }
     })());
@@ -271,6 +270,23 @@ export async function provideServices(
   }
 }
 
+/**
+ * A process about to start its own embedded services while a platform runs from the same
+ * checkout with another DATA_DIR (`npm run start:role -- feeds` in a terminal without the
+ * DATA_DIR `npm start` was given) says what it is about to do and how to join instead.
+ */
+function warnSecondPlatform(others: RunningPlatform[], dataDir: string, need: { needRedis: boolean; needDb: boolean }, logger?: Logger): void {
+  const what = [need.needRedis ? 'Redis' : '', need.needDb ? 'PostgreSQL' : ''].filter(Boolean).join(' and ');
+  for (const other of others.filter((o) => o.dataDir !== dataDir).slice(0, 3)) {
+    logger?.warn(
+      { runningDataDir: other.dataDir, runningPid: other.pid, dataDir },
+      `a platform from this checkout runs with DATA_DIR=${other.dataDir} (process ${other.pid}, since ${other.startedAt}); ` +
+        `this process starts its own embedded ${what} in DATA_DIR=${dataDir}: a second platform, with its own data and jobs. ` +
+        `To add this process to the running platform instead, stop it and start it with DATA_DIR=${other.dataDir}`,
+    );
+  }
+}
+
 /** Waits for the services of the process that owns DATA_DIR, then uses them. */
 async function attach(
   config: Config,
@@ -289,7 +305,7 @@ async function attach(
       const runs = state.owner.runs ?? [];
       if (need.needRedis && (!state.redis || !runs.includes('redis')))
         throw new Error(
-          `the platform process ${owner} that owns ${dataDir} runs no embedded Redis (it uses REDIS_URL or REDIS_CLUSTER_NODES): set the same here`,
+          `the platform process ${owner} that owns ${dataDir} runs no embedded Redis (it uses REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): set the same here`,
         );
       if (need.needDb && (!state.postgres || !runs.includes('postgres')))
         throw new Error(`the platform process ${owner} that owns ${dataDir} runs no embedded PostgreSQL (it uses DATABASE_URL): set the same here`);

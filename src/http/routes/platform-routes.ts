@@ -16,13 +16,14 @@ export interface PlatformRouteOptions {
   metricsPublic: boolean;
   /** A static bearer token for Prometheus scrapes of /metrics (an admin's token works too). */
   metricsToken?: string;
-  /** The OpenAPI document as JSON text (built once, from every route). */
-  openapi: () => string;
+  /** The OpenAPI document as JSON text (built once, from every route); none, no route. */
+  openapi?: () => string;
 }
 
 const dependencies = z.record(z.string(), z.enum(['up', 'down']));
 
 export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
+  const { openapi } = options;
   return [
     defineRoute({
       method: 'get',
@@ -38,7 +39,8 @@ export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
       path: '/readyz',
       tag: 'platform',
       access: 'public',
-      summary: 'Readiness: Redis and the database answer (each probe at most 2 s).',
+      summary:
+        "Readiness: what the process's roles need answers (Redis; the database, but for a crawler-only process; the embedded services, in the process that runs them), each probe at most 2 s.",
       responses: {
         200: { description: 'ready', schema: z.object({ status: z.literal('ready'), dependencies }) },
         503: { description: 'not_ready, with Retry-After; `error.field` names the first dependency down' },
@@ -68,14 +70,18 @@ export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
         return { text: body, headers: { 'content-type': contentType } };
       },
     }),
-    defineRoute({
-      method: 'get',
-      path: '/api/openapi.json',
-      tag: 'platform',
-      access: 'user',
-      summary: 'This document.',
-      responses: { 200: { description: 'OpenAPI 3.1' } },
-      handler: () => ({ json: options.openapi() }),
-    }),
+    ...(openapi
+      ? [
+          defineRoute({
+            method: 'get',
+            path: '/api/openapi.json',
+            tag: 'platform',
+            access: 'user',
+            summary: 'This document.',
+            responses: { 200: { description: 'OpenAPI 3.1' } },
+            handler: () => ({ json: openapi() }),
+          }),
+        ]
+      : []),
   ];
 }

@@ -89,7 +89,7 @@ export class CrawlScheduler {
   readonly chain: CrawlChain;
 
   constructor(private readonly deps: SchedulerDeps) {
-    this.chain = new CrawlChain(deps.redis, deps.keys);
+    this.chain = new CrawlChain(deps.redis, deps.keys, deps.queues.replicaAck);
   }
 
   /** Every crawl queue: the current partitions, then those of older layouts being drained. */
