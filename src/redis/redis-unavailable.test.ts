@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
-<<<<<<< HEAD
 import { DeadlineError } from '../lib/deadline.js';
-import { isRedisUnavailable, RedisNoReplyError } from './redis-unavailable.js';
-=======
 import { reconnectOnError } from './connection.js';
-import { isRedisUnavailable } from './redis-unavailable.js';
+import { isRedisUnavailable, RedisNoReplyError } from './redis-unavailable.js';
 import { ReplicaAckError } from './replica-ack.js';
->>>>>>> main
 
 describe('isRedisUnavailable', () => {
   it('recognises ioredis outage errors', () => {
@@ -21,7 +17,6 @@ describe('isRedisUnavailable', () => {
     expect(isRedisUnavailable(Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH' }))).toBe(true);
   });
 
-<<<<<<< HEAD
   it('recognises a command past its own deadline (the pools connection), still a DeadlineError', () => {
     const err = new RedisNoReplyError(2000);
     expect(isRedisUnavailable(err)).toBe(true);
@@ -29,7 +24,8 @@ describe('isRedisUnavailable', () => {
     expect(err.message).toBe('Redis: no reply within 2000 ms');
     // A deadline of unknown work says nothing about Redis.
     expect(isRedisUnavailable(new DeadlineError(2000))).toBe(false);
-=======
+  });
+
   it('takes a failover for an outage: a demoted master (READONLY), no sentinel answering, a write its replicas did not confirm', () => {
     expect(isRedisUnavailable(Object.assign(new Error("READONLY You can't write against a read only replica."), { name: 'ReplyError' }))).toBe(true);
     expect(isRedisUnavailable(new Error('All sentinels are unreachable. Retrying from scratch after 100ms.'))).toBe(true);
@@ -40,7 +36,6 @@ describe('isRedisUnavailable', () => {
     expect(reconnectOnError(new Error("READONLY You can't write against a read only replica."))).toBe(2);
     expect(reconnectOnError(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(false);
     expect(reconnectOnError(new Error('ERR unknown command'))).toBe(false);
->>>>>>> main
   });
 
   it('does not take a bug or a refused command for an outage', () => {
