@@ -21,6 +21,7 @@ import { withDeadline } from '../lib/deadline.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
 import { popOneScript, popScript, pushScript, snapshotScript, trimConsumedScript } from './pool-scripts.js';
 import { deleteIfEquals } from '../redis/delete-if-equals.js';
+import { untilAofWritable } from './aof-guard.js';
 import { RedisNoReplyError } from '../redis/redis-unavailable.js';
 
 export interface PoolSnapshot {
@@ -83,14 +84,19 @@ export class PoolLists {
    * DeadlineError when the reply does not come in time; the script may still run (or have run),
    * and its reply then goes to `onLate`, so that the items it took are not lost. With a
    * revocation the script first checks the caller's credential (a REVOKED or UNCHECKED error reply, no pop).
+   * While Redis's background fsync runs the script pops nothing (AOFBUSY, aof-guard.ts) and is sent
+   * again, within the deadline: answered, a pop is in Redis's AOF, so a kill of Redis cannot undo it.
    * With REDIS_REPLICA_ACKS the pop is followed by WAIT on the same connection, within the same
    * deadline; a reply whose `shortfall` is set holds items nobody may be served.
    */
   pop(type: PoolType, groupId: number, count: number, onLate: (late: Promise<PopReply>) => void, revocation?: Revocation): Promise<PopReply> {
     const lists = { pool: this.keys.pool(type, groupId), consumed: this.keys.poolConsumed(type, groupId) };
     const ack = this.options.replicaAck ?? NO_REPLICA_ACK;
+    const giveUpAt = Date.now() + this.options.commandTimeoutMs;
     return this.run(async (redis) => {
-      const { value, shortfall, sentOn } = await ack.afterWrite(redis, lists.pool, () => popNow(redis, lists, count, guardTail(revocation)));
+      const { value, shortfall, sentOn } = await ack.afterWrite(redis, lists.pool, () =>
+        untilAofWritable(() => popNow(redis, lists, count, guardTail(revocation)), giveUpAt),
+      );
       return shortfall ? { ...value, shortfall, ...(sentOn ? { sentOn } : {}) } : value;
     }, onLate);
   }

@@ -164,7 +164,6 @@ describe('pools with the redis-server killed mid-pops and restarted on its AOF',
     expect(twice).toEqual([]);
     // Rows missing were taken by pops the kills cut off (Redis may have run them): counted.
     expect(ROWS - served.length).toBeLessThanOrEqual(inDoubt);
-    expect(pooled()).toBeGreaterThan(ROWS / 2);
 
     let last: unknown;
     await waitFor(
