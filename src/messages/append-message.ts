@@ -83,6 +83,6 @@ export async function appendMessage(deps: AppendDeps, sessionId: string, role: M
     if (err instanceof UnauthenticatedError || (err instanceof DependencyDownError && err.dependency === 'redis')) throw err;
     throw new DependencyDownError('database', 'the message could not be stored: neither Redis nor the database is available', { cause: err });
   }
-  if (!(await cached)) deps.repair.track(sessionId, message.messageId);
+  if (!(await cached)) deps.repair.track(sessionId, message.messageId, entry);
   return { entry, durability };
 }

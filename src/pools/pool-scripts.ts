@@ -5,6 +5,7 @@
  */
 import { revocationGuardLua } from '../revocation/revocation.js';
 import { RedisScript } from '../redis/script.js';
+import { aofGuardLua } from './aof-guard.js';
 import { ID_PATTERN } from './pool-item.js';
 
 /** Pops one item (FIFO) into the consumed list, atomically: the hot path of pop (pool-pop-one.lua). */
@@ -12,7 +13,7 @@ export const popOneScript = RedisScript.load(
   'pool-pop-one',
   new URL('./pool-pop-one.lua', import.meta.url),
   { keys: ['pool', 'consumed'], args: [] },
-  { revocationGuard: revocationGuardLua(3) },
+  { revocationGuard: revocationGuardLua(3), aofGuard: aofGuardLua },
 );
 
 /** Pops up to `count` items (FIFO) into the consumed list, atomically (pool-pop.lua). */
@@ -20,7 +21,7 @@ export const popScript = RedisScript.load(
   'pool-pop',
   new URL('./pool-pop.lua', import.meta.url),
   { keys: ['pool', 'consumed'], args: ['count'] },
-  { revocationGuard: revocationGuardLua(3) },
+  { revocationGuard: revocationGuardLua(3), aofGuard: aofGuardLua },
 );
 
 /** Pushes items only while the caller still holds the refill lock (fencing), and extends the lock (pool-push.lua). */
