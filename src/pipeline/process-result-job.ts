@@ -19,7 +19,7 @@ import { PermanentError } from '../errors.js';
 import type { JobProcessor } from '../queues/create-worker.js';
 import { crawlResultJobPayload, crawlResultPayload } from '../queues/payloads/crawl.js';
 import type { ResultOutcome, ResultPipeline } from './process-result.js';
-import type { CrawlScheduler } from './scheduling/crawl-scheduler.js';
+import type { CrawlScheduler } from '../crawl-scheduling/crawl-scheduler.js';
 
 export interface ResultJobDeps {
   pipeline: ResultPipeline;

@@ -24,10 +24,10 @@ import type { CrawlResultPayload } from '../queues/payloads/crawl.js';
 import { type AlertCandidate } from './alert-rules.js';
 import { NOTHING_COUNTED } from './first-crawl.js';
 import type { ItemStateStore } from './item-state-store.js';
-import type { IpStore } from './ip-store.js';
+import type { IpStore } from '../crawl-scheduling/ip-store.js';
 import type { PersistRules, ResultStore } from './result-store.js';
 import type { PipelineCaches } from './pipeline-caches.js';
-import type { CrawlScheduler } from './scheduling/crawl-scheduler.js';
+import type { CrawlScheduler } from '../crawl-scheduling/crawl-scheduler.js';
 import { dedupeItems, summarize, transition, type TransitionCounts } from './state-machine.js';
 
 export interface ResultOutcome {

@@ -22,10 +22,10 @@
  * job add after it waits the same way, src/queues/registry.ts): a failover to a replica that lacks
  * the move would put the chain back a link while its next job exists.
  */
-import type { RedisClient } from '../../redis/connection.js';
-import type { Keys } from '../../redis/keys.js';
-import { NO_REPLICA_ACK, type ReplicaAck } from '../../redis/replica-ack.js';
-import { RedisScript } from '../../redis/script.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { NO_REPLICA_ACK, type ReplicaAck } from '../redis/replica-ack.js';
+import { RedisScript } from '../redis/script.js';
 
 const BUCKET_SIZE = 100;
 
