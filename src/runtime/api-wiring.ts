@@ -6,17 +6,18 @@
  */
 import type { AuthWiring } from '../auth/wiring.js';
 import type { PlatformContext } from '../context.js';
-import { wireClusterView } from '../coordination/wiring.js';
+import { wireCoordinationApi } from '../coordination/wiring.js';
 import { wireFeedsApi } from '../feeds/wiring.js';
 import type { ApiServices } from '../http/routes/index.js';
-import { createMessageService, wireRefusedMessages } from '../messages/wiring.js';
+import { wireMessagesApi } from '../messages/wiring.js';
 import { wirePipeline, wirePipelineApi } from '../pipeline/wiring.js';
-import { wirePoolService } from '../pools/wiring.js';
+import { wirePoolsApi } from '../pools/wiring.js';
 import { queues } from '../queues/definitions.js';
 import { JobInspector, type PromoteHandler, type ReplayHandler } from '../queues/job-inspector.js';
 
 export function wireApi(ctx: PlatformContext, auth: AuthWiring): ApiServices {
   const feeds = wireFeedsApi(ctx);
+  const messages = wireMessagesApi(ctx);
   const pipeline = wirePipeline(ctx);
   const crawls = pipeline.scheduler;
   const replay = new Map<string, ReplayHandler>([
@@ -32,10 +33,10 @@ export function wireApi(ctx: PlatformContext, auth: AuthWiring): ApiServices {
     ownsFeed: feeds.isOwnedBy,
     ips: wirePipelineApi(ctx, pipeline),
     ipWeights: ctx.config.pipeline,
-    pools: wirePoolService(ctx),
-    messages: createMessageService(ctx),
+    pools: wirePoolsApi(ctx),
+    messages: messages.service,
     messageSettings: ctx.config.messages,
-    refusedMessages: wireRefusedMessages(ctx),
-    cluster: wireClusterView(ctx),
+    refusedMessages: messages.refused,
+    cluster: wireCoordinationApi(ctx),
   };
 }
