@@ -5,7 +5,7 @@
  */
 import type { PrismaClient } from '../db/client.js';
 import { parseApiKey, secretMatches } from './api-key-format.js';
-import type { Principal } from './auth-service.js';
+import type { Principal } from './principal.js';
 import { API_KEY_ACTIVE } from './credential-state.js';
 
 const VERIFIED_CACHE_SIZE = 10_000;

@@ -12,7 +12,8 @@
  * the read failed, on its own before the DB is asked.
  */
 import type { Counter } from 'prom-client';
-import { runGuarded, type Revocation } from '../revocation/revocation.js';
+import { runGuarded } from '../revocation/guarded-script.js';
+import type { Revocation } from '../revocation/revocation.js';
 import { UnauthenticatedError } from '../errors.js';
 import type { CacheFill } from './cache-fill.js';
 import type { CacheRepair } from './cache-repair.js';
