@@ -10,12 +10,12 @@
  * `invalid_credentials`; only a match of an enabled user takes its attempt back.
  */
 import type { Counter } from 'prom-client';
-import type { PrismaClient } from '../db/client.js';
 import { DependencyDownError, InvalidInputError, RateLimitedError, UnauthenticatedError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { isRedisUnavailable } from '../redis/redis-unavailable.js';
+import type { ApiKeyStore } from './api-key-store.js';
 import { ApiKeyVerifier } from './api-key-verifier.js';
 import { loginAddressKey } from './client-address.js';
 import { CredentialCheck } from './credential-check.js';
@@ -27,6 +27,7 @@ import type { Principal, VerifiedToken } from './principal.js';
 import type { Role } from './roles.js';
 import { SessionBlacklist } from './session-blacklist.js';
 import { TokenService } from './tokens.js';
+import type { UserStore } from './user-store.js';
 
 export interface AuthSettings {
   jwtSecret: string;
@@ -50,7 +51,7 @@ export class AuthService {
   private readonly passwordChecks: Counter<'outcome'>;
   private readonly refusedAttempts: Counter<'reason'>;
 
-  constructor(private readonly deps: { prisma: PrismaClient; redis: RedisClient; keys: Keys; settings: AuthSettings; metrics: Metrics }) {
+  constructor(private readonly deps: { users: UserStore; apiKeys: ApiKeyStore; redis: RedisClient; keys: Keys; settings: AuthSettings; metrics: Metrics }) {
     const s = deps.settings;
     this.tokens = new TokenService(s.jwtSecret, s.tokenTtlSeconds);
     this.states = new CredentialStates(deps);
@@ -66,7 +67,7 @@ export class AuthService {
       redis: deps.redis,
       keys: deps.keys,
       tokens: this.tokens,
-      apiKeys: new ApiKeyVerifier(deps.prisma),
+      apiKeys: new ApiKeyVerifier(deps.apiKeys),
       states: this.states,
       failOpen: s.failOpen,
     });
@@ -155,7 +156,7 @@ export class AuthService {
       username,
       password,
       ip,
-      () => this.deps.prisma.user.findUnique({ where: { username } }),
+      () => this.deps.users.findByName(username),
       (u) => !u.disabled,
     );
     // One answer for an unknown user, a wrong password and a disabled user: it never confirms a password.

@@ -23,11 +23,12 @@
  * replaced by the same version with its role (RAISE takes an equal number over a state with no
  * flag), so tokens issued before an upgrade stay current.
  */
-import type { PrismaClient } from '../db/client.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
+import type { ApiKeyStore } from './api-key-store.js';
 import type { Role } from './roles.js';
+import type { UserStore } from './user-store.js';
 
 export const MISSING_TTL_SECONDS = 300;
 export const API_KEY_ACTIVE = '1';
@@ -59,7 +60,7 @@ export function apiKeyState(row: { revokedAt: Date | null } | null | undefined):
 export type CredentialRef = { kind: 'user'; id: number } | { kind: 'apiKey'; id: number };
 
 export class CredentialStates {
-  constructor(private readonly deps: { redis: RedisClient; keys: Keys; prisma: PrismaClient }) {}
+  constructor(private readonly deps: { redis: RedisClient; keys: Keys; users: UserStore; apiKeys: ApiKeyStore }) {}
 
   key(ref: CredentialRef): string {
     return ref.kind === 'user' ? this.deps.keys.userCredential(ref.id) : this.deps.keys.apiKeyCredential(ref.id);
@@ -83,11 +84,9 @@ export class CredentialStates {
 
   /** The state as the database has it (Redis not consulted). */
   async fromDatabase(ref: CredentialRef): Promise<string> {
-    const { prisma } = this.deps;
-    if (ref.kind === 'user') {
-      return userState(await prisma.user.findUnique({ where: { id: ref.id }, select: { tokenVersion: true, disabled: true, role: true } }));
-    }
-    return apiKeyState(await prisma.apiKey.findUnique({ where: { id: ref.id }, select: { revokedAt: true } }));
+    if (ref.kind === 'user') return userState(await this.deps.users.credentialRow(ref.id));
+    const revokedAt = await this.deps.apiKeys.revokedAt(ref.id);
+    return apiKeyState(revokedAt === undefined ? null : { revokedAt });
   }
 
   /** Stores `state` unless Redis holds a newer one; returns the state held. */
