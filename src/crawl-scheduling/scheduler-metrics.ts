@@ -27,14 +27,48 @@ export function schedulerMetrics(metrics: Metrics) {
   };
 }
 
-/** The gauges of the IPs' crawl chains and crawl health, read at scrape time. */
-export function exportSchedulingGauges(metrics: Metrics, scheduler: CrawlScheduler, ips: Pick<IpStore, 'crawlHealth'>): void {
+/** A reading of the IPs' crawl health younger than this is exported again rather than queried again. */
+export const IP_HEALTH_MAX_AGE_MS = 10_000;
+
+/**
+ * The gauges read at scrape time: IPs with a crawl chain (every pipeline process), and the active
+ * and overdue IPs (what the IpCrawlOverdue and ScheduledIpsBelowActive alerts watch, as max over
+ * the fleet). The crawl health is an aggregate over the whole ips table, so only the leader of the
+ * `crawl-scheduler` task exports it, at most once per IP_HEALTH_MAX_AGE_MS; the other processes
+ * export the families without series (as the fleet metrics do, src/runtime/fleet-metrics.ts).
+ */
+export function exportSchedulingGauges(
+  metrics: Metrics,
+  scheduler: CrawlScheduler,
+  ips: Pick<IpStore, 'crawlHealth'>,
+  leads: () => boolean,
+  now: () => number = Date.now,
+): void {
   const scheduled = metrics.gauge('wp_scheduler_scheduled_ips', 'IPs with a crawl chain (pending, running or in the pipeline).');
   metrics.onScrape(async () => scheduled.set(await scheduler.chain.size()));
-  const activeIps = metrics.gauge('wp_ips_active', 'Active IPs (crawled on their interval).');
-  const overdueIps = metrics.gauge('wp_ips_crawl_overdue', 'Active IPs not crawled for more than twice their interval (never crawled: since created).');
+  const activeIps = metrics.gauge('wp_ips_active', 'Active IPs (crawled on their interval; exported by the crawl-scheduler leader).');
+  const overdueIps = metrics.gauge(
+    'wp_ips_crawl_overdue',
+    'Active IPs not crawled for more than twice their interval (never crawled: since created; exported by the crawl-scheduler leader).',
+  );
+  let last: { at: number; reading: Promise<{ active: number; overdue: number }> } | undefined;
   metrics.onScrape(async () => {
-    const health = await ips.crawlHealth();
+    if (!leads()) {
+      last = undefined;
+      // No series (not 0): remove() on a gauge without labels drops its one sample.
+      activeIps.remove();
+      overdueIps.remove();
+      return;
+    }
+    if (!last || now() - last.at >= IP_HEALTH_MAX_AGE_MS) {
+      const reading = ips.crawlHealth();
+      last = { at: now(), reading };
+      // A failed reading is not kept: the next scrape queries again.
+      reading.catch(() => {
+        if (last?.reading === reading) last = undefined;
+      });
+    }
+    const health = await last.reading;
     activeIps.set(health.active);
     overdueIps.set(health.overdue);
   });

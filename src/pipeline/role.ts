@@ -23,7 +23,7 @@ export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandl
     for (const [kind, n] of Object.entries(o.transitions ?? {})) if (n) transitions.inc({ kind }, n);
   });
   const metrics = schedulerMetrics(ctx.metrics);
-  exportSchedulingGauges(ctx.metrics, scheduler, ips);
+  exportSchedulingGauges(ctx.metrics, scheduler, ips, () => ctx.leadership.isLeader('crawl-scheduler'));
 
   const worker = createWorker(
     ctx,
