@@ -20,7 +20,8 @@
  * Redis) is left to the cache repair, like a failed one, while the push makes the full check.
  */
 import type { Counter } from 'prom-client';
-import { isRevokedReply, isUncheckedReply, type Revocation } from '../revocation/revocation.js';
+import { isRevokedReply, isUncheckedReply } from '../revocation/guarded-script.js';
+import type { Revocation } from '../revocation/revocation.js';
 import { DependencyDownError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { ReplicaAckError } from '../redis/replica-ack.js';

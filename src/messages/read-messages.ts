@@ -20,7 +20,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Counter } from 'prom-client';
-import { runGuarded, type Revocation } from '../revocation/revocation.js';
+import { runGuarded } from '../revocation/guarded-script.js';
+import type { Revocation } from '../revocation/revocation.js';
 import { DependencyDownError, UnauthenticatedError } from '../errors.js';
 import type { CacheFill } from './cache-fill.js';
 import type { CacheRepair } from './cache-repair.js';

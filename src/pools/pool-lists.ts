@@ -11,12 +11,11 @@
  * pool job (refill, consumed marks) that meets it is delayed without spending an attempt. Only for the pop does that matter: its late reply
  * goes to the caller's `onLate`, which puts the items back (pop-items.ts).
  */
-import { guardTail, type Revocation } from '../revocation/revocation.js';
+import type { Revocation } from '../revocation/revocation.js';
 import { FirstConnect } from '../lib/first-connect.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { NO_REPLICA_ACK, type ConnectionMark, type ReplicaAck, type ReplicaAckError } from '../redis/replica-ack.js';
-import type { ScriptTail } from '../redis/script.js';
 import { withDeadline } from '../lib/deadline.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
 import { popOneScript, popScript, pushScript, snapshotScript, trimConsumedScript } from './pool-scripts.js';
@@ -95,7 +94,7 @@ export class PoolLists {
     const giveUpAt = Date.now() + this.options.commandTimeoutMs;
     return this.run(async (redis) => {
       const { value, shortfall, sentOn } = await ack.afterWrite(redis, lists.pool, () =>
-        untilAofWritable(() => popNow(redis, lists, count, guardTail(revocation)), giveUpAt),
+        untilAofWritable(() => popNow(redis, lists, count, revocation), giveUpAt),
       );
       return shortfall ? { ...value, shortfall, ...(sentOn ? { sentOn } : {}) } : value;
     }, onLate);
@@ -187,10 +186,10 @@ export class PoolLists {
 }
 
 /** The pop script and its decoded reply (a module function: a per-call closure would cost a keepNames wrapper under tsx). */
-async function popNow(redis: RedisClient, lists: { pool: string; consumed: string }, count: number, guard: ScriptTail): Promise<PopReply> {
+async function popNow(redis: RedisClient, lists: { pool: string; consumed: string }, count: number, revocation: Revocation | undefined): Promise<PopReply> {
   const reply = await (count === 1
-    ? popOneScript.run<(string | number)[]>(redis, lists, {}, guard)
-    : popScript.run<(string | number)[]>(redis, lists, { count }, guard));
+    ? popOneScript.run<(string | number)[]>(redis, lists, {}, revocation)
+    : popScript.run<(string | number)[]>(redis, lists, { count }, revocation));
   const remaining = Number(reply.pop());
   return { items: (reply as string[]).map(decodeItem), remaining };
 }
