@@ -12,7 +12,7 @@ export interface ClusterView {
   config(): SharedConfigSnapshot | undefined;
 }
 
-export function wireClusterView(ctx: ClusterStatusDeps): ClusterView {
+export function wireCoordinationApi(ctx: ClusterStatusDeps): ClusterView {
   return {
     status: () => clusterStatus({ redis: ctx.redis, keys: ctx.keys, instanceId: ctx.instanceId, leadership: ctx.leadership, sharedConfig: ctx.sharedConfig }),
     config: () => ctx.sharedConfig.current(),

@@ -1,4 +1,4 @@
-/** The feeds' collaborators, built by createFeedServices (wiring.ts) for each user of them. */
+/** The feeds' collaborators, built by wireFeeds (wiring.ts) for each user of them. */
 import type { ArticleStore } from './article-store.js';
 import type { DomainGate } from './domain-gate.js';
 import type { FeedLock } from './feed-lock.js';

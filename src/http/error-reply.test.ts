@@ -89,7 +89,7 @@ describe('errorReply', () => {
       expect(errorReply(err, 'r')).toMatchObject({ status: 503, body: { error: { code: 'redis_unavailable' } }, headers: retryAfter, log: { level: 'warn' } });
     }
     // A socket error either could give: the dependency the monitor finds down, else the database
-    // (src/lib/dependency-down.ts: a bare socket error comes from pg more often).
+    // (src/services/dependency-down.ts: a bare socket error comes from pg more often).
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     expect(errorReply(refused, 'r', 'redis').body.error.code).toBe('redis_unavailable');
     expect(errorReply(refused, 'r', 'database').body.error.code).toBe('database_unavailable');

@@ -3,7 +3,7 @@
  * API's error body {"error": {"code", "message", "field"?, "details"?}}. Domains throw outcomes
  * (src/errors.ts); this is the only place that knows their status codes.
  *
- * A dependency outage (the database or Redis unreachable, as src/lib/dependency-down.ts decides
+ * A dependency outage (the database or Redis unreachable, as src/services/dependency-down.ts decides
  * for every part of the platform) is a 503 naming it, `redis_unavailable` or
  * `database_unavailable`; a busy database pool a 503 `database_busy`; every 503 carries
  * Retry-After. Anything else unforeseen is a 500 that carries the request id, so the error logged

@@ -83,6 +83,13 @@ describe('withTimeout with a late outcome that must not be lost', () => {
     await later(10, undefined);
   });
 
+  it('rejects with the error the caller makes, when it names what did not answer', async () => {
+    class NamedDeadline extends DeadlineError {}
+    const work = held<string>();
+    await expect(withTimeout(work.promise, 5, { error: () => new NamedDeadline(5) })).rejects.toBeInstanceOf(NamedDeadline);
+    work.resolve('late');
+  });
+
   it('after a stalled event loop a reply that is already due wins over the due limit', async () => {
     let late = false;
     const limited = withTimeout(later(30, 'reply'), 20, { onLate: () => (late = true) });

@@ -1,4 +1,4 @@
-/** The pools' collaborators, built by createPoolDeps (wiring.ts), one set per process and role. */
+/** The pools' collaborators, built by wirePools (wiring.ts), one set per process and role. */
 import type { Config } from '../config/index.js';
 import type { Logger } from '../logging/logger.js';
 import type { PoolLists } from './pool-lists.js';

@@ -17,7 +17,7 @@ import { POOL_CHECK_OPTIONS } from '../queues/declarations/pools.js';
 import { upsertDeclaredSchedulers } from '../coordination/job-scheduler-keeper.js';
 import { checkPools } from './check-pools.js';
 import { markConsumed } from './mark-consumed.js';
-import { createPoolDeps } from './wiring.js';
+import { wirePools } from './wiring.js';
 import { refillPool, type RefillOutcome } from './refill-pool.js';
 
 /** The prefill `check` job at start; pools processes starting together add one. */
@@ -33,7 +33,7 @@ function describeRefill(type: string, groupId: number, o: RefillOutcome): string
 }
 
 export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> {
-  const deps = createPoolDeps(ctx, 'pools');
+  const deps = wirePools(ctx, 'pools');
   const { metrics, triggers } = deps;
 
   const refillWorker = createWorker(ctx, 'poolRefill', async (job) => {

@@ -10,7 +10,7 @@
  *   PermanentError → UnrecoverableError (fails now, no retry)
  *   BlockedError   → the job is moved to delayed for retryAfterMs; no attempt is spent (counted in
  *                    wp_jobs_delayed_total, not as a failure)
- *   an outage      → Redis or the database down (src/lib/dependency-down.ts: connection lost, a
+ *   an outage      → Redis or the database down (src/services/dependency-down.ts: connection lost, a
  *                    command timed out, the server shutting down, ...): delayed like a BlockedError,
  *                    by a backoff (outage-backoff.ts), no attempt spent, never a dead job; counted
  *                    as wp_jobs_delayed_total{reason="outage"}, logged at warn once per job with the

@@ -70,7 +70,7 @@ describe('the Lua scripts of the platform', () => {
     .join('\n');
 
   it('each starts with its KEYS/ARGV list and is loaded by a wrapper in its folder', () => {
-    expect(files.length).toBeGreaterThanOrEqual(34);
+    expect(files.length).toBeGreaterThanOrEqual(33); // a floor: the scripts are found (33 since the shared config publishes in one script)
     for (const f of files) {
       expect(() => declaredSlots(readFileSync(f, 'utf8')), f).not.toThrow();
       expect(wrappers.includes(`new URL('./${path.basename(f)}', import.meta.url)`), `${f} has a wrapper`).toBe(true);

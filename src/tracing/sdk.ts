@@ -1,27 +1,16 @@
 /**
- * The OpenTelemetry SDK of a process with tracing on; loaded by start-tracing.ts only then, and
- * before the modules it instruments: pg and ioredis are patched when they are first imported
- * (import-in-the-middle's loader hook for ES modules, require-in-the-middle for CommonJS), so
- * nothing of the platform that reaches them may be loaded before startSdk returns (run.ts loads
- * start-platform.ts after it). The hook wraps only the modules an instrumentation asked for.
+ * The OpenTelemetry SDK of a process with tracing on; what is traced, by what, and the settings are
+ * docs/operations.md#tracing.
  *
- * What is traced, and by what:
- *   a request           a server span per request (http-spans.ts, through the HTTP core's hook)
- *   a job added or run  BullMQ's telemetry option on every Queue, Worker and FlowProducer
- *                       (bullmq-telemetry.ts, over bullmq-otel)
- *   a query             @opentelemetry/instrumentation-pg (pg, under Prisma's adapter too)
- *   a Redis command     @opentelemetry/instrumentation-ioredis
- * Queries and commands are recorded only inside a request's or a job's span (requireParentSpan);
- * which traces are kept: sampler.ts.
- *
- * Never recorded: query parameters (the SQL text has placeholders; enhancedDatabaseReporting is
- * off), Redis arguments (only the command's name: a script's arguments carry job data and
- * message contents), the database's user and password (masked by the pg instrumentation), job
- * data, results and progress (bullmq-telemetry.ts), request URLs, headers and bodies.
- *
- * Spans leave in batches (every 5 s, OTEL_BSP_* to tune) over OTLP/HTTP to
- * OTEL_EXPORTER_OTLP_ENDPOINT; the exporter's own failures (a collector down) are logged at warn,
- * at most once a minute, and never hold up the platform: a full buffer drops spans.
+ * Invariants: loaded by start-tracing.ts only when tracing is on, and before the modules it
+ * instruments (pg and ioredis are patched when first imported: import-in-the-middle for ES modules,
+ * require-in-the-middle for CommonJS, hooking only the modules an instrumentation asked for), so
+ * nothing of the platform that reaches them may load before startSdk returns (run.ts loads
+ * start-platform.ts after it). Queries and commands are recorded only inside a request's or a job's
+ * span (requireParentSpan). Never recorded: query parameters (enhancedDatabaseReporting off), Redis
+ * arguments (only the command's name), the database's credentials, job data, results and progress,
+ * request URLs, headers and bodies. The exporter's failures are logged at most once a minute and
+ * never hold up the platform (a full buffer drops spans).
  */
 import { register } from 'node:module';
 import { diag, DiagLogLevel, trace, type DiagLogger } from '@opentelemetry/api';

@@ -8,7 +8,7 @@
 import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodicDedupId } from '../../src/feeds/feed-scheduler.js';
-import { createFeedServices } from '../../src/feeds/wiring.js';
+import { wireFeeds } from '../../src/feeds/wiring.js';
 import { replayDeadRefresh } from '../../src/feeds/replay-refresh.js';
 import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -179,7 +179,7 @@ describe('feed scheduling', () => {
     expect(await chain.getState()).toBe('delayed');
 
     server.setStatus('replayed', undefined);
-    const replay = await replayDeadRefresh(createFeedServices(t.platform.ctx), (await queue.getJob(f.taskId))!);
+    const replay = await replayDeadRefresh(wireFeeds(t.platform.ctx), (await queue.getJob(f.taskId))!);
     expect(replay).toEqual({ jobId: f.taskId, status: 'moved_forward', taskId: chain.id });
     expect(await queue.getJob(f.taskId)).toBeUndefined(); // out of the failed set
     // The chain's own job ran now, refreshed the feed, and left exactly one successor.
