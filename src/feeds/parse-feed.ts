@@ -100,6 +100,14 @@ interface RawItem {
   at: { link: string; id: string; summary: string; content: string };
 }
 
+type ChildNames = RawItem['at'];
+const RSS_AT: ChildNames = { link: 'link', id: 'guid', summary: 'description', content: 'content:encoded' };
+// The id is the item's rdf:about: the item's own base (no child of that name).
+const RDF_AT: ChildNames = { link: 'link', id: 'rdf:about', summary: 'description', content: 'content:encoded' };
+/** Atom entries and JSON Feed items. */
+const ENTRY_AT: ChildNames = { link: 'link', id: 'id', summary: 'summary', content: 'content' };
+const CDF_AT: ChildNames = { link: 'href', id: 'id', summary: 'abstract', content: 'content' };
+
 type Rss = NonNullable<ReturnType<typeof parseRssFeed<string>>>;
 type Rdf = NonNullable<ReturnType<typeof parseRdfFeed<string>>>;
 type Atom = NonNullable<ReturnType<typeof parseAtomFeed<string>>>;
@@ -134,7 +142,7 @@ function fromRss(item: RssItem): RawItem {
     content: html(item.content?.encoded),
     published: str(item.pubDate) ?? str(item.dc?.dates?.[0]),
     enclosures: (item.enclosures ?? []).flatMap((e) => (str(e.url) ? [{ url: e.url!, type: str(e.type), length: e.length ?? null }] : [])),
-    at: { link: 'link', id: 'guid', summary: 'description', content: 'content:encoded' },
+    at: RSS_AT,
   };
 }
 
@@ -149,8 +157,7 @@ function fromRdf(item: RdfItem): RawItem {
     content: html(item.content?.encoded),
     published: str(item.dc?.dates?.[0]),
     enclosures: [],
-    // The id is the item's rdf:about: the item's own base (no child of that name).
-    at: { link: 'link', id: 'rdf:about', summary: 'description', content: 'content:encoded' },
+    at: RDF_AT,
   };
 }
 
@@ -174,7 +181,7 @@ function fromAtom(entry: AtomEntry, notes: ElementNotes | null): RawItem {
     enclosures: (entry.links ?? []).flatMap((l) =>
       l.rel === 'enclosure' && str(l.href) ? [{ url: l.href!, type: str(l.type), length: l.length ?? null }] : [],
     ),
-    at: { link: 'link', id: 'id', summary: 'summary', content: 'content' },
+    at: ENTRY_AT,
   };
 }
 
@@ -191,19 +198,30 @@ function fromJson(item: JsonItem): RawItem {
     content: html(item.content_html) ?? text(item.content_text),
     published: str(item.date_published) ?? str(item.date_modified),
     enclosures: (item.attachments ?? []).flatMap((a) => (str(a.url) ? [{ url: a.url!, type: str(a.mime_type), length: a.size_in_bytes ?? null }] : [])),
-    at: { link: 'link', id: 'id', summary: 'summary', content: 'content' },
+    at: ENTRY_AT,
   };
 }
 
 /** The base in force on an item's child: the scanned one when the document needed a scan, else the document's. */
 const baseOf = (notes: ElementNotes | null, child: string, docBase: string) => (notes ? (notes.childBases.get(child) ?? notes.base) : docBase);
 
+/** The item's guid/id as a link: when it is an absolute http(s) URL, or an RSS permalink guid written as a path. */
+function idAsLink(raw: RawItem, notes: ElementNotes | null, docBase: string): string | null {
+  if (!raw.id || !(isAbsoluteHttpUrl(raw.id) || (raw.idIsPermalink && /^\s*\.{0,2}\//.test(raw.id)))) return null;
+  return resolveHttpUrl(raw.id, baseOf(notes, raw.at.id, docBase));
+}
+
+/** The guid/id anchored on the feed URL (the last resort for an article's URL), unless too long. */
+function anchoredId(id: string | null, feedUrl: string): string | null {
+  if (!id) return null;
+  const hash = feedUrl.indexOf('#');
+  const anchored = `${hash === -1 ? feedUrl : feedUrl.slice(0, hash)}#${encodeURIComponent(id)}`;
+  return anchored.length <= MAX_URL_LENGTH ? anchored : null;
+}
+
 function toArticle(raw: RawItem, notes: ElementNotes | null, docBase: string, feedUrl: string): ParsedArticle | null {
   const linkBase = notes ? (raw.link && notes.linkBases.get(raw.link.trim())) || baseOf(notes, raw.at.link, docBase) : docBase;
-  const idBase = baseOf(notes, raw.at.id, docBase);
-  const idAsLink = raw.id && (isAbsoluteHttpUrl(raw.id) || (raw.idIsPermalink && /^\s*\.{0,2}\//.test(raw.id))) ? resolveHttpUrl(raw.id, idBase) : null;
-  const anchored = raw.id ? `${feedUrl.split('#')[0]}#${encodeURIComponent(raw.id)}` : null;
-  const url = resolveHttpUrl(raw.link, linkBase) ?? idAsLink ?? (anchored && anchored.length <= MAX_URL_LENGTH ? anchored : null);
+  const url = resolveHttpUrl(raw.link, linkBase) ?? idAsLink(raw, notes, docBase) ?? anchoredId(raw.id, feedUrl);
   if (!url) return null;
   const enclosures: ParsedEnclosure[] = [];
   for (const e of raw.enclosures) {
@@ -302,7 +320,7 @@ function fromCdf(item: CdfDocument['items'][number]): { raw: RawItem; notes: Ele
       content: null,
       published: str(item.lastmod),
       enclosures: [],
-      at: { link: 'href', id: 'id', summary: 'abstract', content: 'content' },
+      at: CDF_AT,
     },
     notes: { base: item.base, childBases: new Map(), linkBases: new Map(), modes: new Map(), key: '' },
   };

@@ -76,9 +76,13 @@ function closeOpenComments(html: string): string {
   return from === 0 ? html : out + html.slice(from);
 }
 
+// What foldWhitespace(stripControls(…)) would change: whitespace other than single inner spaces, or a control.
+// eslint-disable-next-line no-control-regex
+const NOT_FOLDED = /[^\S ]| {2}|^ | $|[\u0000-\u0008\u000E-\u001F\u007F]/;
+
 /** HTML → the text a reader would see: tags dropped (with the content of script/style/...), comments dropped, entities decoded, whitespace folded. */
 export function htmlToText(html: string): string {
-  if (!/[<&]/.test(html)) return foldWhitespace(stripControls(html));
+  if (!/[<&]/.test(html)) return NOT_FOLDED.test(html) ? foldWhitespace(stripControls(html)) : html;
   if (html.includes('<!--')) html = closeOpenComments(html);
   const parts: string[] = [];
   let hidden = 0;

@@ -35,7 +35,15 @@ export interface XmlNotes {
 
 /** True when the document carries anything this module reports. */
 export function needsAnnotations(source: string): boolean {
-  return source.includes('xml:base') || /\smode\s*=/.test(source);
+  if (source.includes('xml:base')) return true;
+  // /\smode\s*=/, without running a regular expression from every whitespace of the document
+  for (let at = source.indexOf('mode'); at !== -1; at = source.indexOf('mode', at + 4)) {
+    if (at === 0 || !/\s/.test(source[at - 1]!)) continue;
+    let end = at + 4;
+    while (end < source.length && /\s/.test(source[end]!)) end++;
+    if (source[end] === '=') return true;
+  }
+  return false;
 }
 
 const notesAt = (base: string): ElementNotes => ({ base, childBases: new Map(), linkBases: new Map(), modes: new Map(), key: '' });
