@@ -126,6 +126,17 @@ function atomText(tc: { value?: string; type?: string } | undefined, mode: strin
   return decodeTextConstruct(construct, 'text');
 }
 
+/** The enclosures among `elements` (those `read` gives one for). */
+function rawEnclosures<T>(elements: T[] | undefined, read: (element: T) => RawItem['enclosures'][number] | null): RawItem['enclosures'] {
+  const out: RawItem['enclosures'] = [];
+  if (!elements) return out;
+  for (const element of elements) {
+    const enclosure = read(element);
+    if (enclosure) out.push(enclosure);
+  }
+  return out;
+}
+
 function rssAuthor(item: RssItem): string | null {
   const a = item.authors?.[0];
   return str(a?.name) ?? str(a?.email) ?? str(item.dc?.creators?.[0]);
@@ -141,7 +152,7 @@ function fromRss(item: RssItem): RawItem {
     summary: html(item.description),
     content: html(item.content?.encoded),
     published: str(item.pubDate) ?? str(item.dc?.dates?.[0]),
-    enclosures: (item.enclosures ?? []).flatMap((e) => (str(e.url) ? [{ url: e.url!, type: str(e.type), length: e.length ?? null }] : [])),
+    enclosures: rawEnclosures(item.enclosures, (e) => (e.url && str(e.url) ? { url: e.url, type: str(e.type), length: e.length ?? null } : null)),
     at: RSS_AT,
   };
 }
@@ -178,9 +189,7 @@ function fromAtom(entry: AtomEntry, notes: ElementNotes | null): RawItem {
     summary: atomText(entry.summary, modes?.get('summary')),
     content: atomText(entry.content, modes?.get('content')),
     published: str(entry.published) ?? str(entry.updated) ?? str(entry.dc?.dates?.[0]),
-    enclosures: (entry.links ?? []).flatMap((l) =>
-      l.rel === 'enclosure' && str(l.href) ? [{ url: l.href!, type: str(l.type), length: l.length ?? null }] : [],
-    ),
+    enclosures: rawEnclosures(entry.links, (l) => (l.rel === 'enclosure' && l.href && str(l.href) ? { url: l.href, type: str(l.type), length: l.length ?? null } : null)),
     at: ENTRY_AT,
   };
 }
@@ -197,7 +206,7 @@ function fromJson(item: JsonItem): RawItem {
     summary: text(item.summary),
     content: html(item.content_html) ?? text(item.content_text),
     published: str(item.date_published) ?? str(item.date_modified),
-    enclosures: (item.attachments ?? []).flatMap((a) => (str(a.url) ? [{ url: a.url!, type: str(a.mime_type), length: a.size_in_bytes ?? null }] : [])),
+    enclosures: rawEnclosures(item.attachments, (a) => (a.url && str(a.url) ? { url: a.url, type: str(a.mime_type), length: a.size_in_bytes ?? null } : null)),
     at: ENTRY_AT,
   };
 }
@@ -336,7 +345,17 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
   const notes: XmlNotes | null =
     parsed.format !== 'json' && parsed.format !== 'cdf' && parsed.feed && needsAnnotations(source) ? scanXml(source, docBase, parsed.format) : null;
 
-  let raws: { raw: RawItem; notes: ElementNotes | null }[] = [];
+  const seen = new Set<string>();
+  const articles: ParsedArticle[] = [];
+  let skipped = 0;
+  const add = (raw: RawItem, itemNotes: ElementNotes | null) => {
+    const article = toArticle(raw, itemNotes, docBase, feedUrl);
+    if (!article) skipped++;
+    else if (!seen.has(article.url)) {
+      seen.add(article.url);
+      articles.push(article);
+    }
+  };
   let channel: Channel = { title: null, siteUrl: null };
   const paired = <T>(items: T[] | undefined, keyOf: (item: T) => string) => (notes ? pairItemNotes(items ?? [], keyOf, notes) : null);
   const siteBase = notes ? baseOf(notes.channel, 'link', docBase) : docBase;
@@ -344,21 +363,21 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
     case 'rss': {
       const feed = parsed.feed;
       const pairs = paired(feed?.items, (i) => itemKey(i.link, i.guid?.value));
-      raws = (feed?.items ?? []).map((i, n) => ({ raw: fromRss(i), notes: pairs?.[n] ?? null }));
+      feed?.items?.forEach((i, n) => add(fromRss(i), pairs?.[n] ?? null));
       channel = { title: html(feed?.title ?? feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(str(feed?.link), siteBase) };
       break;
     }
     case 'rdf': {
       const feed = parsed.feed;
       const pairs = paired(feed?.items, (i) => itemKey(i.link, null));
-      raws = (feed?.items ?? []).map((i, n) => ({ raw: fromRdf(i), notes: pairs?.[n] ?? null }));
+      feed?.items?.forEach((i, n) => add(fromRdf(i), pairs?.[n] ?? null));
       channel = { title: html(feed?.title ?? feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(str(feed?.link), siteBase) };
       break;
     }
     case 'atom': {
       const feed = parsed.feed;
       const pairs = paired(feed?.entries, (e) => itemKey(e.links?.[0]?.href, e.id));
-      raws = (feed?.entries ?? []).map((e, n) => ({ raw: fromAtom(e, pairs?.[n] ?? null), notes: pairs?.[n] ?? null }));
+      feed?.entries?.forEach((e, n) => add(fromAtom(e, pairs?.[n] ?? null), pairs?.[n] ?? null));
       const link = atomLink(feed?.links);
       const linkBase = notes && link ? (notes.channel.linkBases.get(link.trim()) ?? siteBase) : siteBase;
       channel = { title: atomText(feed?.title, notes?.channel.modes.get('title')) ?? html(feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(link, linkBase) };
@@ -366,30 +385,16 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
     }
     case 'json': {
       const feed = parsed.feed;
-      raws = (feed?.items ?? []).map((i) => ({ raw: fromJson(i), notes: null }));
+      feed?.items?.forEach((i) => add(fromJson(i), null));
       channel = { title: decodeTextConstruct({ value: str(feed?.title) }, 'text'), siteUrl: resolveHttpUrl(str(feed?.home_page_url), docBase) };
       break;
     }
     case 'cdf': {
       const feed = parsed.feed;
-      raws = feed.items.map(fromCdf);
+      for (const { raw, notes: itemNotes } of feed.items.map(fromCdf)) add(raw, itemNotes);
       channel = { title: html(feed.title), siteUrl: resolveHttpUrl(feed.link, feed.base) };
       break;
     }
-  }
-
-  const seen = new Set<string>();
-  const articles: ParsedArticle[] = [];
-  let skipped = 0;
-  for (const { raw, notes: itemNotes } of raws) {
-    const article = toArticle(raw, itemNotes, docBase, feedUrl);
-    if (!article) {
-      skipped++;
-      continue;
-    }
-    if (seen.has(article.url)) continue;
-    seen.add(article.url);
-    articles.push(article);
   }
   return { format: parsed.format, encoding: decoded.encoding, title: plainText(channel.title), siteUrl: channel.siteUrl, articles, skipped };
 }

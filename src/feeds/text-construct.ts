@@ -111,6 +111,7 @@ export function htmlToText(html: string): string {
 
 /** Plain text → HTML that shows it (for a text summary or content stored in an HTML field). */
 function textToHtml(text: string): string {
+  if (!/[&<>]/.test(text)) return text;
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 

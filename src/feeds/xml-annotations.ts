@@ -35,15 +35,9 @@ export interface XmlNotes {
 
 /** True when the document carries anything this module reports. */
 export function needsAnnotations(source: string): boolean {
-  if (source.includes('xml:base')) return true;
-  // /\smode\s*=/, without running a regular expression from every whitespace of the document
-  for (let at = source.indexOf('mode'); at !== -1; at = source.indexOf('mode', at + 4)) {
-    if (at === 0 || !/\s/.test(source[at - 1]!)) continue;
-    let end = at + 4;
-    while (end < source.length && /\s/.test(source[end]!)) end++;
-    if (source[end] === '=') return true;
-  }
-  return false;
+  // One expression for both: the regular expression engine skips through the text faster than
+  // indexOf('mode') does.
+  return /xml:base|\smode\s*=/.test(source);
 }
 
 const notesAt = (base: string): ElementNotes => ({ base, childBases: new Map(), linkBases: new Map(), modes: new Map(), key: '' });

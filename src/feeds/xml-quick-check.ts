@@ -44,13 +44,24 @@ const GT = 62;
 const QUESTION = 63;
 const UNDERSCORE = 95;
 
-const isWs = (c: number) => c === SPACE || c === LF || c === TAB || c === CR;
 const isAlpha = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
 const isDigit = (c: number) => c >= 48 && c <= 57;
-const isNameStart = (c: number) => isAlpha(c) || c === UNDERSCORE;
-const isNameChar = (c: number) => isAlpha(c) || isDigit(c) || c === UNDERSCORE || c === DASH || c === DOT || c === COLON;
 /** A word character (\w), what the validator allows in an entity name. */
 const isWord = (c: number) => isAlpha(c) || isDigit(c) || c === UNDERSCORE;
+
+// Character classes by table (ASCII only; anything else is in none of them).
+const WS = 1;
+const NAME_START = 2;
+const NAME_CHAR = 4;
+const CLASS = new Uint8Array(128);
+for (const c of [SPACE, LF, TAB, CR]) CLASS[c] = WS;
+for (let c = 0; c < 128; c++) {
+  if (isAlpha(c) || c === UNDERSCORE) CLASS[c]! |= NAME_START | NAME_CHAR;
+  if (isDigit(c) || c === DASH || c === DOT || c === COLON) CLASS[c]! |= NAME_CHAR;
+}
+const isWs = (c: number) => c < 128 && (CLASS[c]! & WS) !== 0;
+const isNameStart = (c: number) => c < 128 && (CLASS[c]! & NAME_START) !== 0;
+const isNameChar = (c: number) => c < 128 && (CLASS[c]! & NAME_CHAR) !== 0;
 
 /** The end of the name starting at `i` (i itself when there is none). */
 function nameEnd(s: string, i: number): number {
@@ -173,8 +184,8 @@ function epilogueAccepted(s: string, i: number): boolean {
   }
 }
 
-let openStart = new Int32Array(256);
-let openLength = new Int32Array(256);
+let openStart: Int32Array = new Int32Array(256);
+let openLength: Int32Array = new Int32Array(256);
 
 /** True only when the document is well-formed as xml-check.ts judges it (see the header); false means "ask the validator". */
 export function quickWellFormed(s: string): boolean {
