@@ -21,7 +21,8 @@ function parse(value: string, base?: string): URL | null {
   }
 }
 
-const isWeb = (u: URL | null): u is URL => u !== null && (u.protocol === 'http:' || u.protocol === 'https:');
+// The href starts with the scheme, lower-cased (reading it there builds no string, as .protocol does).
+const isWeb = (u: URL | null): u is URL => u !== null && /^https?:/.test(u.href);
 
 /** The document's base: its Content-Location (resolved against the final URL) when that is http(s), else the final URL. */
 export function documentBase(finalUrl: string, contentLocation?: string | null): string {

@@ -209,8 +209,10 @@ const isJsSpace = (c: number) =>
   c === 0x205f ||
   c === 0x3000 ||
   c === 0xfeff;
-const isAsciiAlpha = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
-const isAsciiAlnum = (c: number) => isAsciiAlpha(c) || (c >= 48 && c <= 57);
+const isLowerAlpha = (c: number) => c >= 97 && c <= 122;
+const isAsciiAlpha = (c: number) => isLowerAlpha(c) || (c >= 65 && c <= 90);
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const isAsciiAlnum = (c: number) => isAsciiAlpha(c) || isDigit(c);
 const isHex = (c: number) => (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
 
 /** True when the `&` at `i` starts a character reference: `&name;`, `&#` 1-7 digits `;`, `&#x` 1-6 hex digits `;` (any case). */
@@ -237,40 +239,49 @@ function isReference(html: string, i: number): boolean {
  * closed, and text without `<`, `>` or an `&` that does not start a character reference.
  * sanitize-html would give it back unchanged but for serialization (`<br>` → `<br />`), at about 50
  * times the cost. Anything else (an attribute, a comment, any other element, a stray `<`) is left
- * to the sanitizer. One pass over the characters (it was a regular expression, whose matches cost
- * more than the rest of the mapping of a plain item).
+ * to the sanitizer. It jumps from one `<`, `>` or `&` to the next (it was a regular expression,
+ * whose matches cost more than the rest of the mapping of a plain item).
  */
 function isPlainMarkup(html: string): boolean {
   const open: string[] = [];
-  for (let i = 0; i < html.length; i++) {
-    const c = html.charCodeAt(i);
-    if (c === 62) return false;
-    if (c === 38) {
-      if (!isReference(html, i)) return false;
-      continue;
-    }
-    if (c !== 60) continue;
-    let j = i + 1;
+  const n = html.length;
+  // The next `>` and `&` at or after the text being looked at: each part of the string is searched once.
+  let gt = indexOrEnd(html, '>', 0);
+  let amp = indexOrEnd(html, '&', 0);
+  for (let i = 0; ; ) {
+    const lt = indexOrEnd(html, '<', i);
+    // The text up to the next tag: no `>`, and only references after an `&`.
+    if (gt < lt) return false;
+    for (; amp < lt; amp = indexOrEnd(html, '&', amp + 1)) if (!isReference(html, amp)) return false;
+    if (lt === n) return open.length === 0;
+    let j = lt + 1;
     const closing = html.charCodeAt(j) === 47;
     if (closing) j++;
     const start = j;
-    if (!isAsciiAlpha(html.charCodeAt(j))) return false;
-    while (isAsciiAlnum(html.charCodeAt(j))) j++;
+    if (!isLowerAlpha(html.charCodeAt(j))) return false; // an upper-case name is not plain either
+    while (isLowerAlpha(html.charCodeAt(j)) || isDigit(html.charCodeAt(j))) j++;
+    if (isAsciiAlpha(html.charCodeAt(j))) return false;
     const name = html.slice(start, j);
     let k = j;
     while (isJsSpace(html.charCodeAt(k))) k++;
     const selfClosing = html.charCodeAt(k) === 47 && html.charCodeAt(k + 1) === 62;
     if (selfClosing) j = k + 1;
     else if (html.charCodeAt(j) !== 62) return false;
-    if (name !== name.toLowerCase() || !PLAIN_TAGS.has(name)) return false;
+    if (!PLAIN_TAGS.has(name)) return false;
     if (VOID_TAGS.has(name)) {
       if (closing) return false;
     } else if (selfClosing) return false;
     else if (!closing) open.push(name);
     else if (open.pop() !== name) return false;
-    i = j;
+    i = j + 1;
+    gt = indexOrEnd(html, '>', i);
+    if (amp < i) amp = indexOrEnd(html, '&', i);
   }
-  return open.length === 0;
+}
+
+function indexOrEnd(s: string, search: string, from: number): number {
+  const at = s.indexOf(search, from);
+  return at === -1 ? s.length : at;
 }
 
 /** Everything but the URL rewriting, which depends on the document's base: built once. */
@@ -329,6 +340,10 @@ export function sanitizeOptions(base: string): sanitizeHtml.IOptions {
   return { ...BASE_OPTIONS, transformTags: { '*': urlTransform(base) } };
 }
 
+// A character that makes text more than text: markup, or a control stripControls removes.
+// eslint-disable-next-line no-control-regex
+const MARKUP_OR_CONTROL = /[<>&\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+
 /** sanitize-html's result, without sanitize-html for HTML it would read without repairs (sanitize-fast-path.ts). */
 const sanitizeFastPath = compileFastSanitizer(BASE_OPTIONS);
 
@@ -337,7 +352,8 @@ export function sanitizeContent(html: string | null | undefined, base: string): 
   if (!html) return null;
   // Text without markup, or with plain formatting only (the common case of summaries), is
   // already what sanitize-html would return.
-  if (!/[<>&]/.test(html) || isPlainMarkup(html)) return stripControls(html).trim() || null;
+  if (!MARKUP_OR_CONTROL.test(html)) return html.trim() || null;
+  if (isPlainMarkup(html)) return stripControls(html).trim() || null;
   const clean = sanitizeFastPath(html, urlTransform(base)) ?? sanitizeHtml(html, sanitizeOptions(base));
   return stripControls(clean).trim() || null;
 }

@@ -7,7 +7,8 @@ import sanitizeHtml from 'sanitize-html';
 import { describe, expect, it } from 'vitest';
 import { HOSTILE_HTML, RICH_HTML } from '../../test/fixtures/feeds/hostile-html.js';
 import { ALLOWED_TAGS, sanitizeContent, sanitizeOptions } from './sanitize-content.js';
-import { compileFastSanitizer, VOID_ELEMENTS, type TagTransform } from './sanitize-fast-path.js';
+import { compileFastSanitizer, type TagTransform } from './sanitize-fast-path.js';
+import { VOID_ELEMENTS } from './sanitize-rules.js';
 import { stripControls } from './text-construct.js';
 
 const BASE = 'http://feed.example.test/blog/feed.xml';
@@ -125,6 +126,44 @@ describe('sanitize fast path', () => {
     for (const html of [ARTICLE, ...RICH_HTML.map((s) => s.html)]) {
       expect(sanitizeContent(html, BASE)).toBe(stripControls(sanitizeHtml(html, sanitizeOptions(BASE))).trim() || null);
     }
+  });
+
+  it('leaves sanitizeContent as it was: plain formatting as written, anything else as sanitize-html writes it', () => {
+    // sanitizeContent before the fast path, its plain-formatting test a regular expression
+    const PLAIN = new Set<string>(ALLOWED_TAGS.filter((t) => !['a', 'img', 'source', 'picture', 'video', 'audio', 'col'].includes(t)));
+    const TOKEN = /<(\/?)([a-z][a-z0-9]*)(\s*\/)?>|[<>]|&(?![a-z][a-z0-9]*;|#[0-9]{1,7};|#x[0-9a-f]{1,6};)/gi;
+    const wasPlain = (html: string) => {
+      const open: string[] = [];
+      TOKEN.lastIndex = 0;
+      for (let m = TOKEN.exec(html); m; m = TOKEN.exec(html)) {
+        const [, closing, name, selfClosing] = m;
+        if (name === undefined || name !== name.toLowerCase() || !PLAIN.has(name)) return false;
+        if (['br', 'hr', 'wbr'].includes(name)) {
+          if (closing) return false;
+        } else if (selfClosing) return false;
+        else if (!closing) open.push(name);
+        else if (open.pop() !== name) return false;
+      }
+      return open.length === 0;
+    };
+    const before = (html: string) =>
+      (!/[<>&]/.test(html) || wasPlain(html) ? stripControls(html) : stripControls(sanitizeHtml(html, sanitizeOptions(BASE)))).trim() || null;
+    let seed = 28;
+    const random = () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const pieces = ['<p>', '</p>', '<b>', '</b>', '<br>', '<br/>', '<br />', '<br\u00a0/>', '<b\u2028/>', '</br>', '<hr/>', '<p/>', '<P>', '<bR>', '<h1>', '</h1>', '<p1>', '<em>', '</em>', '<ul>', '<li>', '</li>', '</ul>', '<a>', '</a>', '<a href="/x">', 'text', ' ', '&amp;', '&AMP;', '&nbsp;', '&#38;', '&#12345678;', '&#x1F600;', '&#X1f;', '&#x1234567;', '&', '&;', '&#;', '&1a;', '<', '>', '< p>', '<p >', '<table>', '<td>', '</td>', '<x>', '<!-- c -->', '\u0000', '\u0007', 'é'];
+    let plain = 0;
+    for (let n = 0; n < 5000; n++) {
+      let html = '';
+      for (let k = 1 + Math.floor(random() * 8); k > 0; k--) html += pieces[Math.floor(random() * pieces.length)];
+      if (wasPlain(html)) plain++;
+      expect(sanitizeContent(html, BASE), html).toBe(before(html));
+    }
+    expect(plain).toBeGreaterThan(200);
   });
 
   it('refuses options it does not model', () => {

@@ -26,68 +26,20 @@
  * mode: allowed tags with the attributes they may keep, after the transformTags '*' function (the
  * URL rewriting of sanitize-content.ts), in their order, with sanitize-html's checks (empty values,
  * URL schemes, srcset, classes) and its escaping; text escaped; nothing of the elements of
- * nonTextTags. compileFastSanitizer refuses options it does not model (another mode, filters,
- * attribute globs, a style attribute, script or iframe allowed...), so that a policy change cannot
- * make the two drift apart unnoticed.
+ * nonTextTags. Those rules are compiled from the options (sanitize-rules.ts), which refuses
+ * options it does not model (another mode, filters, attribute globs, a style attribute, script or
+ * iframe allowed...), so that a policy change cannot make the two drift apart unnoticed.
  */
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
-import sanitizeHtml from 'sanitize-html';
+import type sanitizeHtml from 'sanitize-html';
+import { compileRules, sameName, type TagInfo } from './sanitize-rules.js';
 
 /** The transformTags['*'] function sanitize-html would be given. */
 export type TagTransform = (tagName: string, attribs: sanitizeHtml.Attributes) => sanitizeHtml.Tag;
-// The fast path gives the transform only the attributes the tag may keep: it must treat each
-// attribute on its own (as sanitize-content.ts's URL rewriting does), not read one to set another.
+// The fast path gives the transform only the attributes the tag may keep, and calls it once a call
+// for a tag without attributes: it must be a pure function that treats each attribute on its own
+// (as sanitize-content.ts's URL rewriting does), not read one to set another.
 export type FastSanitizer = (html: string, transform: TagTransform) => string | null;
-
-// htmlparser2 10's Parser: opening the key closes an open element of the set on top of the stack.
-const P = new Set(['p']);
-const FORM = new Set(['input', 'option', 'optgroup', 'select', 'button', 'datalist', 'textarea']);
-const OPEN_IMPLIES_CLOSE = new Map<string, Set<string>>([
-  ['tr', new Set(['tr', 'th', 'td'])],
-  ['th', new Set(['th'])],
-  ['td', new Set(['thead', 'th', 'td'])],
-  ['body', new Set(['head', 'link', 'script'])],
-  ['li', new Set(['li'])],
-  ...['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((t): [string, Set<string>] => [t, P]),
-  ...['select', 'input', 'output', 'button', 'datalist', 'textarea'].map((t): [string, Set<string>] => [t, FORM]),
-  ['option', new Set(['option'])],
-  ['optgroup', new Set(['optgroup', 'option'])],
-  ['dd', new Set(['dd', 'dt'])],
-  ['dt', new Set(['dd', 'dt'])],
-  ...['address', 'article', 'aside', 'blockquote', 'details', 'div', 'dl', 'fieldset', 'figcaption', 'figure', 'footer', 'form', 'header', 'hr', 'main', 'nav', 'ol', 'pre', 'section', 'table', 'ul'].map(
-    (t): [string, Set<string>] => [t, P],
-  ),
-  ['rt', new Set(['rt', 'rp'])],
-  ['rp', new Set(['rt', 'rp'])],
-  ['tbody', new Set(['thead', 'tbody'])],
-  ['tfoot', new Set(['thead', 'tbody'])],
-]);
-// htmlparser2 10's void elements: an implied end tag follows the start tag.
-export const VOID_ELEMENTS = new Set([
-  'area',
-  'base',
-  'basefont',
-  'br',
-  'col',
-  'command',
-  'embed',
-  'frame',
-  'hr',
-  'img',
-  'input',
-  'isindex',
-  'keygen',
-  'link',
-  'meta',
-  'param',
-  'source',
-  'track',
-  'wbr',
-]);
-/** htmlparser2's tokenizer reads these as raw text up to their end tag. */
-const RAW_TEXT = new Set(['script', 'style', 'title', 'textarea', 'xmp']);
-/** Foreign content: htmlparser2 honours `/>` inside, which this module does not model. */
-const FOREIGN = new Set(['svg', 'math']);
 
 const TAB = 9;
 const LF = 10;
@@ -97,13 +49,11 @@ const SPACE = 32;
 const BANG = 33;
 const DQUOTE = 34;
 const HASH = 35;
-const AMP = 38;
 const SQUOTE = 39;
 const DASH = 45;
 const DOT = 46;
 const SLASH = 47;
 const COLON = 58;
-const LT = 60;
 const EQ = 61;
 const GT = 62;
 const QUESTION = 63;
@@ -151,181 +101,12 @@ function escapeText(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-function escapeAttribute(s: string): string {
-  if (!/[&<>"]/.test(s)) return s;
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
-
-/** launder 1.7's naughtyHref, which sanitize-html applies to URL attributes. */
-function naughtyHref(href: string, allowedSchemes: readonly string[], allowProtocolRelative: boolean): boolean {
-  // eslint-disable-next-line no-control-regex
-  href = href.replace(/[\x00-\x20]+/g, '');
-  for (;;) {
-    const first = href.indexOf('<!--');
-    if (first === -1) break;
-    const last = href.indexOf('-->', first + 4);
-    if (last === -1) break;
-    href = href.substring(0, first) + href.substring(last + 3);
-  }
-  const scheme = /^([a-zA-Z][a-zA-Z0-9.\-+]*):/.exec(href);
-  if (!scheme) return /^[/\\]{2}/.test(href) ? !allowProtocolRelative : false;
-  return !allowedSchemes.includes(scheme[1]!.toLowerCase());
-}
-
-// A srcset candidate that parse-srcset reads back and sanitize-html writes out unchanged: a URL
-// without whitespace or comma, and at most one descriptor written as JavaScript writes the number.
-const CANONICAL_CANDIDATE = /^([^\s,]+)(?: (?:[1-9]\d{0,8}w|(?:[1-9]\d{0,8}|0(?=\.))(?:\.\d{0,8}[1-9])?x))?$/;
-
-/** A glob of sanitize-html's allowedClasses (`language-*`) as the regular expression it builds. */
-function globRegExp(globs: string[]): RegExp | null {
-  if (!globs.length) return null;
-  const escaped = globs.map((g) => g.replace(/[|\\{}()[\]^$+?.-]/g, '\\$&').replace(/\*/g, '.*'));
-  return new RegExp(`^(${escaped.join('|')})$`);
-}
-
-/**
- * A number that stands for the tag name s[from, to), case folded, so that a tag is looked up
- * without building its name (a small integer hash; the name is compared too, sameName). The
- * caller has checked that the characters are ASCII letters and digits.
- */
-function nameKey(s: string, from: number, to: number): number {
-  let key = to - from;
-  for (let i = from; i < to; i++) key = (Math.imul(key, 31) + (s.charCodeAt(i) | 0x20)) | 0;
-  return key & 0x3fffffff;
-}
-
-/** True when s[from, to), case folded, is `name` (lower case letters and digits). */
-function sameName(s: string, from: number, to: number, name: string): boolean {
-  if (to - from !== name.length) return false;
-  for (let i = 0; i < name.length; i++) if ((s.charCodeAt(from + i) | 0x20) !== name.charCodeAt(i)) return false;
-  return true;
-}
-
-function refuse(reason: string): never {
-  throw new Error(`compileFastSanitizer: ${reason}`);
-}
-
 /**
  * The fast path for `options` (sanitize-html options without transformTags: the transform is
- * given per call). Throws when the options use something this module does not model.
+ * given per call). Throws when the options use something not modelled (sanitize-rules.ts).
  */
 export function compileFastSanitizer(options: sanitizeHtml.IOptions): FastSanitizer {
-  const defaults = sanitizeHtml.defaults as sanitizeHtml.IDefaults & { allowedEmptyAttributes: string[] };
-  if ((options.disallowedTagsMode ?? defaults.disallowedTagsMode) !== 'discard') refuse('only disallowedTagsMode discard');
-  for (const key of [
-    'textFilter',
-    'exclusiveFilter',
-    'onOpenTag',
-    'onCloseTag',
-    'nestingLimit',
-    'parser',
-    'transformTags',
-    'allowedScriptHostnames',
-    'allowedScriptDomains',
-    'allowedIframeHostnames',
-    'allowedIframeDomains',
-  ] as const) {
-    if (options[key] !== undefined) refuse(`option ${key}`);
-  }
-  if (options.enforceHtmlBoundary) refuse('enforceHtmlBoundary');
-  if (!Array.isArray(options.allowedTags)) refuse('allowedTags must be a list');
-  if (!options.allowedAttributes) refuse('allowedAttributes must be a map');
-  const allowedTags = new Set(options.allowedTags);
-  const nonText = new Set(options.nonTextTags ?? ['script', 'style', 'textarea', 'option', 'xmp']);
-  for (const tag of RAW_TEXT) if (allowedTags.has(tag) || !nonText.has(tag)) refuse(`${tag} must be dropped with its content`);
-  if (allowedTags.has('iframe')) refuse('iframe allowed');
-
-  const attributes = new Map<string, Set<string>>();
-  for (const [tag, list] of Object.entries(options.allowedAttributes)) {
-    for (const a of list) if (typeof a !== 'string' || a.includes('*') || a === 'style') refuse(`attribute ${JSON.stringify(a)} of ${tag}`);
-    attributes.set(tag, new Set(list as string[]));
-  }
-  const classFilters = new Map<string, (cls: string) => boolean>();
-  for (const [tag, classes] of Object.entries(options.allowedClasses ?? {})) {
-    if (tag === '*' || !Array.isArray(classes) || classes.some((c) => typeof c !== 'string')) refuse(`allowedClasses of ${tag}`);
-    const exact = (classes as string[]).filter((c) => !c.includes('*'));
-    const glob = globRegExp((classes as string[]).filter((c) => c.includes('*')));
-    classFilters.set(tag, (cls) => exact.includes(cls) || (glob !== null && glob.test(cls)));
-    // sanitize-html allows the class attribute on a tag with allowed classes.
-    attributes.set(tag, new Set([...(attributes.get(tag) ?? []), 'class']));
-  }
-  const anyTag = attributes.get('*') ?? new Set<string>();
-  const selfClosing = new Set(options.selfClosing ?? defaults.selfClosing);
-  const allowedEmpty = new Set(defaults.allowedEmptyAttributes);
-  const nonBoolean = new Set(options.nonBooleanAttributes ?? defaults.nonBooleanAttributes);
-  const schemeAttributes = new Set(options.allowedSchemesAppliedToAttributes ?? defaults.allowedSchemesAppliedToAttributes);
-  const byTag = options.allowedSchemesByTag ?? defaults.allowedSchemesByTag;
-  const anyScheme = options.allowedSchemes ?? defaults.allowedSchemes;
-  if (typeof byTag === 'boolean' || typeof anyScheme === 'boolean') refuse('allowedSchemes must be lists');
-  const schemesFor = (tag: string) => (Object.hasOwn(byTag, tag) ? byTag[tag]! : anyScheme);
-  const allowProtocolRelative = options.allowProtocolRelative ?? defaults.allowProtocolRelative;
-
-  /** What sanitize-html does with an attribute an allowed tag may keep. */
-  const attributeRule = (tag: string, name: string): AttributeRule => ({
-    dropIfEmpty: !allowedEmpty.has(name) && (nonBoolean.has(name) || nonBoolean.has('*')),
-    writeEmpty: allowedEmpty.has(name),
-    schemes: schemeAttributes.has(name) ? schemesFor(tag) : null,
-    srcsetSchemes: name === 'srcset' || name === 'imagesrcset' ? schemesFor(name) : null,
-    keepClass: name === 'class' ? (classFilters.get(tag) ?? null) : null,
-  });
-  const tagInfo = (name: string): TagInfo => {
-    const allowed = allowedTags.has(name);
-    const rules = new Map<string, AttributeRule>();
-    if (allowed) for (const a of [...(attributes.get(name) ?? []), ...anyTag]) rules.set(a, attributeRule(name, a));
-    return {
-      name,
-      key: nameKey(name, 0, name.length),
-      isVoid: VOID_ELEMENTS.has(name),
-      rawText: RAW_TEXT.has(name),
-      foreign: FOREIGN.has(name),
-      closes: OPEN_IMPLIES_CLOSE.get(name) ?? null,
-      allowed,
-      nonText: nonText.has(name),
-      selfClosing: selfClosing.has(name),
-      rules,
-      bare: null,
-      bareFor: null,
-    };
-  };
-  // Every tag name a rule above mentions, by nameKey (no string to build for a tag met); other
-  // names are looked at when met.
-  const known = new Map<number, TagInfo>();
-  for (const name of new Set([...allowedTags, ...nonText, ...VOID_ELEMENTS, ...RAW_TEXT, ...FOREIGN, ...OPEN_IMPLIES_CLOSE.keys(), ...selfClosing])) {
-    if (!/^[a-z][a-z0-9]*$/.test(name)) refuse(`tag name ${name}`);
-    const info = tagInfo(name);
-    // Two names with one key: the second is looked at when met, as an unknown one.
-    if (!known.has(info.key)) known.set(info.key, info);
-  }
-  const tagAt = (html: string, from: number, to: number): TagInfo => {
-    const info = known.get(nameKey(html, from, to));
-    return info && sameName(html, from, to, info.name) ? info : tagInfo(html.slice(from, to).toLowerCase());
-  };
-
-  /** The attributes an allowed tag keeps, as sanitize-html writes them; null when its srcset is one this module does not rewrite. */
-  function writeAttributes(rules: Map<string, AttributeRule>, attribs: sanitizeHtml.Attributes): string | null {
-    let out = '';
-    for (const a of Object.keys(attribs)) {
-      const rule = rules.get(a);
-      if (!rule) continue;
-      let value = attribs[a]!;
-      if (value === '' && rule.dropIfEmpty) continue;
-      if (rule.schemes && naughtyHref(value, rule.schemes, allowProtocolRelative)) continue;
-      if (rule.srcsetSchemes) {
-        for (const candidate of value.split(', ')) {
-          const m = CANONICAL_CANDIDATE.exec(candidate);
-          if (!m || naughtyHref(m[1]!, rule.srcsetSchemes, allowProtocolRelative)) return null;
-        }
-      }
-      if (rule.keepClass) {
-        value = value.split(/\s+/).filter(rule.keepClass).join(' ');
-        if (!value) continue;
-      }
-      out += ` ${a}`;
-      if (value) out += `="${escapeAttribute(value)}"`;
-      else if (rule.writeEmpty) out += '=""';
-    }
-    return out;
-  }
+  const rules = compileRules(options);
 
   return function sanitizeFastPath(html: string, transform: TagTransform): string | null {
     const n = html.length;
@@ -387,7 +168,7 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions): FastSaniti
       // A start tag.
       let j = lt + 2;
       while (isAlnum(html.charCodeAt(j))) j++;
-      const tag = tagAt(html, lt + 1, j);
+      const tag = rules.tagAt(html, lt + 1, j);
       if (tag.foreign) return null;
       // Only an allowed tag's attributes are written, and only outside a dropped element: only
       // those it may keep are read (the transform sees no other).
@@ -463,7 +244,7 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions): FastSaniti
         if (startTag === null) {
           const transformed = transform(tag.name, attribs ?? {});
           if (transformed.tagName !== tag.name) return null;
-          const written = writeAttributes(tag.rules, transformed.attribs);
+          const written = rules.writeAttributes(tag, transformed.attribs);
           if (written === null) return null;
           startTag = `<${tag.name}${written}${tag.selfClosing ? ' />' : '>'}`;
           if (attribs === null) {
@@ -487,39 +268,6 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions): FastSaniti
     }
     return stack.length === 0 ? out : null;
   };
-}
-
-interface AttributeRule {
-  /** sanitize-html drops the attribute when its value is empty. */
-  dropIfEmpty: boolean;
-  /** An empty value is written `=""` (else the bare name). */
-  writeEmpty: boolean;
-  /** The URL schemes the value may have (allowedSchemesAppliedToAttributes), or null. */
-  schemes: readonly string[] | null;
-  /** The schemes each srcset candidate may have, or null when not a srcset. */
-  srcsetSchemes: readonly string[] | null;
-  /** For class: the classes kept, or null. */
-  keepClass: ((cls: string) => boolean) | null;
-}
-
-/** A tag name and what htmlparser2 and sanitize-html do with it. */
-interface TagInfo {
-  name: string;
-  /** nameKey of the name. */
-  key: number;
-  isVoid: boolean;
-  rawText: boolean;
-  foreign: boolean;
-  /** The elements that opening this one closes when on top of the stack. */
-  closes: Set<string> | null;
-  allowed: boolean;
-  nonText: boolean;
-  selfClosing: boolean;
-  /** For an allowed tag: the attributes it may keep. */
-  rules: Map<string, AttributeRule>;
-  /** The start tag written for the tag without attributes, and the transform it was written with. */
-  bare: string | null;
-  bareFor: TagTransform | null;
 }
 
 /** The index after `</name>` closing the raw text that starts at `from`, or -1 (not found, or not ended by `>` at once). */

@@ -31,7 +31,6 @@ const SPACE = 32;
 const BANG = 33;
 const DQUOTE = 34;
 const HASH = 35;
-const AMP = 38;
 const SQUOTE = 39;
 const DASH = 45;
 const DOT = 46;
