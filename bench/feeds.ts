@@ -301,14 +301,22 @@ function parseBench(runs: number): ParseRow[] {
     const text = decodeFeedBody(doc, null).text.replace(/^[\s\uFEFF]+/, '');
     const items = parseFeedDocument(doc, 'application/xml', 'http://bench.test/feed').articles.length;
     const mb = doc.byteLength / 1024 / 1024;
-    const { a: libraryMs, b: wholeMs, ratio } = alternating(
+    const {
+      a: libraryMs,
+      b: wholeMs,
+      ratio,
+    } = alternating(
       () => library(text),
       () => parseFeedDocument(doc, null, 'http://bench.test/feed'),
       runs,
     );
     rows.push({ name, mb, items, whole: mb / (wholeMs / 1000), library: mb / (libraryMs / 1000), ratio: 1 / ratio, target });
     if (library === parseJsonFeed) {
-      const jsonMs = alternating(() => JSON.parse(new TextDecoder().decode(doc)), () => undefined, runs).a;
+      const jsonMs = alternating(
+        () => JSON.parse(new TextDecoder().decode(doc)),
+        () => undefined,
+        runs,
+      ).a;
       rows.push({ name: 'baseline: JSON.parse of the JSON Feed', mb, items, whole: mb / (jsonMs / 1000), library: null, ratio: null, target: null });
     }
   }
@@ -318,7 +326,11 @@ function parseBench(runs: number): ParseRow[] {
 function printParse(): void {
   const runsArg = process.argv.find((a) => a.startsWith('--runs='));
   const runs = runsArg ? Math.max(1, Number(runsArg.slice('--runs='.length))) : 5;
-  const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' / ');
+  const load = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' / ');
   console.log(
     `\nparse throughput, ~5 MB documents, MB/s of CPU time per parse (median of ${runs} rounds, whole path and parser alone alternating), ` +
       `${os.cpus()[0]?.model ?? 'unknown CPU'} × ${os.cpus().length}, load ${load()}:`,

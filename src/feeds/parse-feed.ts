@@ -152,7 +152,7 @@ function fromRss(item: RssItem): RawItem {
     summary: html(item.description),
     content: html(item.content?.encoded),
     published: str(item.pubDate) ?? str(item.dc?.dates?.[0]),
-    enclosures: rawEnclosures(item.enclosures, (e) => (e.url && str(e.url) ? { url: e.url, type: str(e.type), length: e.length ?? null } : null)),
+    enclosures: rawEnclosures(item.enclosures, (e) => (str(e.url) ? { url: e.url!, type: str(e.type), length: e.length ?? null } : null)),
     at: RSS_AT,
   };
 }
@@ -189,7 +189,9 @@ function fromAtom(entry: AtomEntry, notes: ElementNotes | null): RawItem {
     summary: atomText(entry.summary, modes?.get('summary')),
     content: atomText(entry.content, modes?.get('content')),
     published: str(entry.published) ?? str(entry.updated) ?? str(entry.dc?.dates?.[0]),
-    enclosures: rawEnclosures(entry.links, (l) => (l.rel === 'enclosure' && l.href && str(l.href) ? { url: l.href, type: str(l.type), length: l.length ?? null } : null)),
+    enclosures: rawEnclosures(entry.links, (l) =>
+      l.rel === 'enclosure' && str(l.href) ? { url: l.href!, type: str(l.type), length: l.length ?? null } : null,
+    ),
     at: ENTRY_AT,
   };
 }
@@ -206,7 +208,7 @@ function fromJson(item: JsonItem): RawItem {
     summary: text(item.summary),
     content: html(item.content_html) ?? text(item.content_text),
     published: str(item.date_published) ?? str(item.date_modified),
-    enclosures: rawEnclosures(item.attachments, (a) => (a.url && str(a.url) ? { url: a.url, type: str(a.mime_type), length: a.size_in_bytes ?? null } : null)),
+    enclosures: rawEnclosures(item.attachments, (a) => (str(a.url) ? { url: a.url!, type: str(a.mime_type), length: a.size_in_bytes ?? null } : null)),
     at: ENTRY_AT,
   };
 }

@@ -164,9 +164,9 @@ function resolveSrcset(value: string, base: string): string | null {
   const out: string[] = [];
   let i = 0;
   while (i < value.length) {
-    while (i < value.length && /[\s,]/.test(value[i]!)) i++;
+    while (i < value.length && (value.charCodeAt(i) === 44 || isJsSpace(value.charCodeAt(i)))) i++;
     let j = i;
-    while (j < value.length && !/\s/.test(value[j]!)) j++;
+    while (j < value.length && !isJsSpace(value.charCodeAt(j))) j++;
     let url = value.slice(i, j);
     let descriptor = '';
     if (url.endsWith(',')) url = url.replace(/,+$/, '');
@@ -347,6 +347,13 @@ const MARKUP_OR_CONTROL = /[<>&\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 /** sanitize-html's result, without sanitize-html for HTML it would read without repairs (sanitize-fast-path.ts). */
 const sanitizeFastPath = compileFastSanitizer(BASE_OPTIONS);
 
+/** The URL rewriting for the last base: the items of a document share one (and the fast path's cache of bare tags). */
+let lastTransform: { base: string; transform: TagTransform } | null = null;
+function transformFor(base: string): TagTransform {
+  if (lastTransform?.base !== base) lastTransform = { base, transform: urlTransform(base) };
+  return lastTransform.transform;
+}
+
 /** Sanitized HTML, URLs resolved against `base`; null when nothing visible is left. */
 export function sanitizeContent(html: string | null | undefined, base: string): string | null {
   if (!html) return null;
@@ -354,6 +361,6 @@ export function sanitizeContent(html: string | null | undefined, base: string): 
   // already what sanitize-html would return.
   if (!MARKUP_OR_CONTROL.test(html)) return html.trim() || null;
   if (isPlainMarkup(html)) return stripControls(html).trim() || null;
-  const clean = sanitizeFastPath(html, urlTransform(base)) ?? sanitizeHtml(html, sanitizeOptions(base));
+  const clean = sanitizeFastPath(html, transformFor(base)) ?? sanitizeHtml(html, sanitizeOptions(base));
   return stripControls(clean).trim() || null;
 }

@@ -129,7 +129,8 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions): FastSaniti
         const amps = ampersands.in(i, end);
         if (amps === 'no') return null;
         const text = html.slice(i, end);
-        out += escapeText(amps === 'alone' ? decodeHTML(text) : text);
+        // Without a reference the text holds no `&` or `<`: only a `>` may need escaping.
+        out += amps === 'alone' ? escapeText(decodeHTML(text)) : text.includes('>') ? text.replace(/>/g, '&gt;') : text;
       }
       if (lt === -1) break;
       const c = html.charCodeAt(lt + 1);

@@ -28,9 +28,29 @@ const OPEN_IMPLIES_CLOSE = new Map<string, Set<string>>([
   ['optgroup', new Set(['optgroup', 'option'])],
   ['dd', new Set(['dd', 'dt'])],
   ['dt', new Set(['dd', 'dt'])],
-  ...['address', 'article', 'aside', 'blockquote', 'details', 'div', 'dl', 'fieldset', 'figcaption', 'figure', 'footer', 'form', 'header', 'hr', 'main', 'nav', 'ol', 'pre', 'section', 'table', 'ul'].map(
-    (t): [string, Set<string>] => [t, P],
-  ),
+  ...[
+    'address',
+    'article',
+    'aside',
+    'blockquote',
+    'details',
+    'div',
+    'dl',
+    'fieldset',
+    'figcaption',
+    'figure',
+    'footer',
+    'form',
+    'header',
+    'hr',
+    'main',
+    'nav',
+    'ol',
+    'pre',
+    'section',
+    'table',
+    'ul',
+  ].map((t): [string, Set<string>] => [t, P]),
   ['rt', new Set(['rt', 'rp'])],
   ['rp', new Set(['rt', 'rp'])],
   ['tbody', new Set(['thead', 'tbody'])],
@@ -110,6 +130,16 @@ function escapeAttribute(s: string): string {
 
 /** launder 1.7's naughtyHref, which sanitize-html applies to URL attributes. */
 function naughtyHref(href: string, allowedSchemes: readonly string[], allowProtocolRelative: boolean): boolean {
+  // A scheme written at the very start, with no space, control or `<` before its colon, is what
+  // the cleaning below leaves in front too (the URLs the transform writes): read it there.
+  const scheme = SCHEME_FIRST.exec(href);
+  if (scheme) return !allowedSchemes.includes(scheme[1]!.toLowerCase());
+  return naughtyCleanedHref(href, allowedSchemes, allowProtocolRelative);
+}
+
+const SCHEME_FIRST = /^([a-zA-Z][a-zA-Z0-9.\-+]*):/;
+
+function naughtyCleanedHref(href: string, allowedSchemes: readonly string[], allowProtocolRelative: boolean): boolean {
   // eslint-disable-next-line no-control-regex
   href = href.replace(/[\x00-\x20]+/g, '');
   for (;;) {
