@@ -31,12 +31,12 @@
  * BullMQ retries the same job with backoff (Retry-After, when longer, sets the delay); the feed
  * shows status retrying with the reason as its lastError, nothing is scheduled. A permanent failure, or the last attempt, is recorded on the feed
  * (status error, errorCount + 1, lastError) and the next periodic refresh backs off. A failure on
- * our side rather than the feed's: the database or Redis unreachable delays the job without
- * spending an attempt (its final failure is never decided while it could not be recorded); any
- * other one (a bug, a refused statement) is a failure like the others on its last attempt,
- * recorded as `internal_error` (the detail goes to the log only), and so is a failure whose
- * reason the database refuses to store: a feed's final failure always leaves an error and a next
- * refresh, and no feed stays `pending`.
+ * our side rather than the feed's: the database or Redis unreachable is thrown as it is, and the
+ * worker factory delays the job without spending an attempt (its final failure is never decided
+ * while it could not be recorded); any other one (a bug, a refused statement) is a failure like
+ * the others on its last attempt, recorded as `internal_error` (the detail goes to the log only),
+ * and so is a failure whose reason the database refuses to store: a feed's final failure always
+ * leaves an error and a next refresh, and no feed stays `pending`.
  * The whole refresh runs under FEED_TIME_LIMIT_SECONDS; the lock outlives it (FEED_LOCK_TTL_SECONDS).
  *
  * Progress (Bull Board, GET /api/tasks/:id): the answer's status and size, items new and
@@ -47,11 +47,10 @@ import type { Job } from 'bullmq';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config/index.js';
 import type { Feed } from '../generated/prisma/client.js';
-import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 import { BlockedError, PermanentError, RetryableError, toError } from '../errors.js';
+import { dependencyDown } from '../lib/dependency-down.js';
 import { withTimeout } from '../lib/timeout.js';
 import type { Logger } from '../logging/logger.js';
-import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import type { FeedRefreshPayload } from '../queues/payloads/feeds.js';
 import type { ArticleStore } from './article-store.js';
 import { domainOf, type DomainGate } from './domain-gate.js';
@@ -128,18 +127,8 @@ function withTimeLimit<T>(seconds: number, work: (signal: AbortSignal) => Promis
  */
 const HOP_TURN_POLL_MS = 250;
 
-/** How long a refresh waits while the database or Redis cannot be reached (no attempt spent). */
-const OUR_SIDE_DOWN_RETRY_MS = 5000;
-
 /** What the feed's lastError says when the refresh failed on our side (never the detail: that is logged). */
 export const INTERNAL_ERROR = 'internal_error: the refresh could not be completed on our side; it is tried again at the next refresh';
-
-/** The database or Redis cannot be reached (as opposed to the feed failing, or a bug). */
-function ourSideUnavailable(err: unknown): 'database' | 'redis' | undefined {
-  if (isDatabaseUnavailable(err)) return 'database';
-  if (isRedisUnavailable(err)) return 'redis';
-  return undefined;
-}
 
 /** Where a refresh stands (the job's progress). */
 export interface RefreshProgress {
@@ -152,11 +141,6 @@ export interface RefreshProgress {
   notModified?: boolean;
   nextRefreshAt?: string;
   error?: string;
-}
-
-/** A BlockedError: the refresh waits for the database or Redis without spending an attempt. */
-function ourSideDown(what: 'database' | 'redis', err: unknown): BlockedError {
-  return new BlockedError(`${what} unavailable (${toError(err).message}); the refresh waits`, OUR_SIDE_DOWN_RETRY_MS, `${what}_unavailable`, { cause: err });
 }
 
 export function createRefreshProcessor(deps: RefreshDeps) {
@@ -192,7 +176,7 @@ export function createRefreshProcessor(deps: RefreshDeps) {
       return await feeds.recordFailure(feedId, summary);
     } catch (err) {
       if (isFeedGone(err)) return null;
-      if (summary === INTERNAL_ERROR || ourSideUnavailable(err)) throw err;
+      if (summary === INTERNAL_ERROR || dependencyDown(err)) throw err;
       logger.error({ feedId, err: toError(err).message }, 'recording the failure was refused; recorded as internal_error');
       return recordFinalFailure(feedId, INTERNAL_ERROR, logger);
     }
@@ -369,8 +353,8 @@ export function createRefreshProcessor(deps: RefreshDeps) {
       } catch (err) {
         if (isFeedGone(err)) return done({ outcome: 'skipped', reason: 'feed_deleted' });
         const failure = err instanceof FeedRefreshError ? err : undefined;
-        const down = failure ? undefined : ourSideUnavailable(err);
-        if (down) throw ourSideDown(down, err);
+        // The database or Redis down: the worker factory delays the job, nothing is decided.
+        if (!failure && dependencyDown(err)) throw err;
         const final = failure?.permanent || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
         if (!final) {
           if (failure?.detail)
@@ -386,31 +370,26 @@ export function createRefreshProcessor(deps: RefreshDeps) {
           throw failure ? new FeedRetryError(failure.summary, failure.failure, failure.details.retryAfterMs) : err;
         }
         // The final failure, the feed's or ours: recorded on the feed with its next refresh (backing off).
+        // Recording and scheduling need the database and Redis: should one be down, what they
+        // throw is an outage, and the job waits for it (the worker factory) before deciding again.
         const summary = failure?.summary ?? INTERNAL_ERROR;
         if (!failure) ctx.logger.error({ feedId, err: toError(err).message }, 'feed refresh failed on our side; recorded as internal_error');
-        try {
-          const failed = await recordFinalFailure(feedId, summary, ctx.logger);
-          if (!failed) return done({ outcome: 'skipped', reason: 'feed_deleted' });
-          next = nextAfterFailure(new Date(), failed.refreshIntervalMinutes, failed.errorCount, settings.maxBackoffMinutes, failure?.details.retryAfterMs);
-          await feeds.setNextRefresh(feedId, next);
-          deps.metrics?.refreshes.inc({ outcome: `failed_${failure?.failure ?? 'internal_error'}` });
-          if (failure)
-            ctx.logger.info(
-              { feedId, failure: failure.failure, detail: failure.detail, errorCount: failed.errorCount, nextRefreshAt: next },
-              'feed refresh failed',
-            );
-          await report(
-            { step: 'failed', error: summary, nextRefreshAt: next.toISOString() },
-            `failed for good: ${summary}; next refresh at ${next.toISOString()}`,
+        const failed = await recordFinalFailure(feedId, summary, ctx.logger);
+        if (!failed) return done({ outcome: 'skipped', reason: 'feed_deleted' });
+        next = nextAfterFailure(new Date(), failed.refreshIntervalMinutes, failed.errorCount, settings.maxBackoffMinutes, failure?.details.retryAfterMs);
+        await feeds.setNextRefresh(feedId, next);
+        deps.metrics?.refreshes.inc({ outcome: `failed_${failure?.failure ?? 'internal_error'}` });
+        if (failure)
+          ctx.logger.info(
+            { feedId, failure: failure.failure, detail: failure.detail, errorCount: failed.errorCount, nextRefreshAt: next },
+            'feed refresh failed',
           );
-          await lock.release(feedId, job.id!);
-          await scheduler.schedulePeriodic(feedId, delayUntil(next, new Date()), { reschedule: true, domain });
-        } catch (recording) {
-          // Recording or scheduling needs the database and Redis: while one is down, wait for it.
-          const recordDown = ourSideUnavailable(recording);
-          if (recordDown) throw ourSideDown(recordDown, recording);
-          throw recording;
-        }
+        await report(
+          { step: 'failed', error: summary, nextRefreshAt: next.toISOString() },
+          `failed for good: ${summary}; next refresh at ${next.toISOString()}`,
+        );
+        await lock.release(feedId, job.id!);
+        await scheduler.schedulePeriodic(feedId, delayUntil(next, new Date()), { reschedule: true, domain });
         if (!failure) throw err;
         throw failure.permanent ? new PermanentError(failure.summary, failure.failure) : new RetryableError(failure.summary, failure.failure);
       }

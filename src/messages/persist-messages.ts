@@ -9,17 +9,14 @@
  *
  * Delivering a job twice, or retrying one that died after its INSERT, writes each message once:
  * the batch stays in the buffer until it is written and the INSERT skips stored message ids.
- * A database that cannot be reached delays the job (BlockedError: no attempt is spent), the
- * batch waits in its buffer, so an outage of any length loses nothing; any other failure is
- * retried with the queue's backoff.
+ * A database (or Redis) that cannot be reached delays the job without spending an attempt (the
+ * worker factory does it for every queue); the batch waits in its buffer, so an outage of any
+ * length loses nothing. Any other failure is retried with the queue's backoff.
  */
-import { BlockedError, toError } from '../errors.js';
 import type { JobProcessor } from '../queues/create-worker.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import { drainBuffer, type DrainDeps } from './drain-buffer.js';
-import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 
-export const DB_DOWN_RETRY_MS = 2000;
 /** Drain jobs kept after they complete, so their rows show in Bull Board (a busy platform runs many). */
 const DRAIN_RETENTION = { removeOnComplete: { count: 100 } } as const;
 
@@ -51,22 +48,16 @@ export function persistProcessor(deps: PersistDeps): JobProcessor<'messagePersis
       return { drained: 0, inserted: 0, triggered: waiting.length };
     }
     if (shard >= deps.shards) return { drained: 0, inserted: 0, triggered: 0 }; // a buffer of a larger MESSAGE_PERSIST_SHARDS
-    try {
-      // Progress is for people: a Redis hiccup while reporting must not fail the drain.
-      const report = (o: { drained: number; inserted: number }) =>
-        job.updateProgress({ shard, drained: o.drained, inserted: o.inserted }).catch(() => undefined);
-      const outcome = await drainBuffer(deps, shard, DRAIN_BUDGET_MS, report);
-      deps.onInserted?.(outcome.inserted);
-      await job
-        .log(
-          `buffer ${shard}: ${outcome.drained} messages drained, ${outcome.inserted} new rows${outcome.busy ? '; another drain holds the buffer' : ''}${outcome.more ? '; time budget spent, a follow-up drain queued' : ''}`,
-        )
-        .catch(() => undefined);
-      if (outcome.more) await requestDrain(deps.queues, shard);
-      return { drained: outcome.drained, inserted: outcome.inserted, triggered: outcome.more ? 1 : 0 };
-    } catch (err) {
-      if (isDatabaseUnavailable(err)) throw new BlockedError(`database unavailable: ${toError(err).message}`, DB_DOWN_RETRY_MS, 'database_unavailable');
-      throw err;
-    }
+    // Progress is for people: a Redis hiccup while reporting must not fail the drain.
+    const report = (o: { drained: number; inserted: number }) => job.updateProgress({ shard, drained: o.drained, inserted: o.inserted }).catch(() => undefined);
+    const outcome = await drainBuffer(deps, shard, DRAIN_BUDGET_MS, report);
+    deps.onInserted?.(outcome.inserted);
+    await job
+      .log(
+        `buffer ${shard}: ${outcome.drained} messages drained, ${outcome.inserted} new rows${outcome.busy ? '; another drain holds the buffer' : ''}${outcome.more ? '; time budget spent, a follow-up drain queued' : ''}`,
+      )
+      .catch(() => undefined);
+    if (outcome.more) await requestDrain(deps.queues, shard);
+    return { drained: outcome.drained, inserted: outcome.inserted, triggered: outcome.more ? 1 : 0 };
   };
 }

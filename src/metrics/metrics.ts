@@ -25,7 +25,7 @@ export class Metrics {
 
   readonly jobsDelayed = new Counter({
     name: 'wp_jobs_delayed_total',
-    help: "Job attempts that ended waiting, not failing, by queue and reason (turn: a rate limit's routine wait, e.g. a domain's turn; blocked: the remote side asked to wait; delayed: the job moved itself later).",
+    help: "Job attempts that ended waiting, not failing, by queue and reason (turn: a rate limit's routine wait, e.g. a domain's turn; blocked: the remote side asked to wait; outage: Redis or the database was unavailable; delayed: the job moved itself later).",
     labelNames: ['queue', 'reason'] as const,
     registers: [this.registry],
   });

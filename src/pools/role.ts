@@ -3,40 +3,25 @@
  * - queue pool-refill: `refill` jobs (one per pool at a time) and the periodic `check`, a job
  *   scheduler every POOL_CHECK_INTERVAL_MS (upserting it is idempotent across processes; kept by
  *   job-scheduler-keeper.ts);
- * - queue pool-consumed: marking of popped rows in the DB, delayed (not failed) while the DB is down;
+ * - queue pool-consumed: marking of popped rows in the DB;
  * - at start one `check` job more, the prefill of every group that has rows (deduplicated: pools
  *   processes starting together add one).
+ * A refill or a marking that meets an outage of the DB or Redis is delayed, not failed, by the
+ * worker factory (no attempt spent); a `check` meeting one is skipped instead (the next one comes anyway).
  * Pops run in the API process (pool-service.ts); this role never serves rows.
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
-import { isDatabaseUnavailable } from '../db/database-unavailable.js';
-import { BlockedError, toError } from '../errors.js';
+import { dependencyDown } from '../lib/dependency-down.js';
 import { createWorker } from '../queues/create-worker.js';
 import { keepJobScheduler } from '../queues/job-scheduler-keeper.js';
-import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import { checkPools } from './check-pools.js';
 import { markConsumed } from './mark-consumed.js';
 import { createPoolDeps } from './wiring.js';
 import { refillPool, type RefillOutcome } from './refill-pool.js';
 
 export const CHECK_SCHEDULER_ID = 'pools-check';
-/** How long a job waits while the database or Redis is unreachable (no attempt spent). */
-const DEPENDENCY_DOWN_RETRY_MS = 1000;
 /** The prefill `check` job at start; pools processes starting together add one. */
 const PREFILL_DEDUP_ID = 'pools-prefill';
-
-/** Refills and marking read the database and write Redis: either one down delays the job. */
-const dependencyDown = (err: unknown) => isDatabaseUnavailable(err) || isRedisUnavailable(err);
-
-async function whileDependenciesUp<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (isDatabaseUnavailable(err)) throw new BlockedError(`database unavailable: ${toError(err).message}`, DEPENDENCY_DOWN_RETRY_MS);
-    if (isRedisUnavailable(err)) throw new BlockedError(`Redis unavailable: ${toError(err).message}`, DEPENDENCY_DOWN_RETRY_MS);
-    throw err;
-  }
-}
 
 function describeRefill(type: string, groupId: number, o: RefillOutcome): string {
   const pool = `${type} group ${groupId}`;
@@ -56,13 +41,14 @@ export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> 
     if (data.kind === 'check') {
       // The next check comes anyway: while the DB or Redis is down, skip instead of filling the dead jobs.
       return checkPools({ ...deps, groups: (type) => ctx.sharedConfig.current()?.content.poolGroups[type] }).catch((err) => {
-        if (dependencyDown(err)) return { skipped: isDatabaseUnavailable(err) ? 'database unavailable' : 'Redis unavailable' };
+        const down = dependencyDown(err);
+        if (down) return { skipped: down === 'database' ? 'database unavailable' : 'Redis unavailable' };
         throw err;
       });
     }
     // Progress is for people: a Redis hiccup while reporting must not fail the refill.
     const onPushed = (p: { pushed: number; length: number }) => job.updateProgress({ type: data.type, groupId: data.groupId, ...p }).catch(() => undefined);
-    const outcome = await whileDependenciesUp(() => refillPool(deps, data.type, data.groupId, { recover: data.recover ?? false, onPushed }));
+    const outcome = await refillPool(deps, data.type, data.groupId, { recover: data.recover ?? false, onPushed });
     if (outcome.status === 'refilled' || outcome.status === 'lock-lost') {
       metrics.refilled.inc({ type: data.type }, outcome.pushed);
       metrics.released.inc({ type: data.type }, outcome.released);
@@ -73,7 +59,7 @@ export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> 
 
   const consumedWorker = createWorker(ctx, 'poolConsumed', async (job) => {
     const { type, groupId } = job.data;
-    const result = await whileDependenciesUp(() => markConsumed(deps, type, groupId));
+    const result = await markConsumed(deps, type, groupId);
     metrics.marked.inc({ type }, result.marked);
     await job
       .log(`${type} group ${groupId}: ${result.marked} rows marked consumed${result.more ? '; more waiting, a follow-up queued' : ''}`)

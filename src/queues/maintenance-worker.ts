@@ -16,13 +16,16 @@
  *
  * A job taken while the term is no longer current (a process resumed after a pause can fetch a
  * job before its lease manager has ended the term) is handed back without running and without
- * spending its attempt: the successor's worker takes it. At the end of the term the worker
- * closes; running tasks see `signal` aborted and `term.isCurrent()` false and stop early.
+ * spending its attempt: the successor's worker takes it. A run that meets an outage of Redis or
+ * the database is delayed by the worker factory, its one attempt untouched, and runs again once
+ * the dependency answers (counted as outcome `delayed`, not `failed`). At the end of the term the
+ * worker closes; running tasks see `signal` aborted and `term.isCurrent()` false and stop early.
  */
 import type { JobsOptions } from 'bullmq';
 import type { PlatformContext } from '../context.js';
 import type { LeaderTerm } from '../coordination/leadership.js';
 import { BlockedError, toError } from '../errors.js';
+import { dependencyDown } from '../lib/dependency-down.js';
 import { createWorker } from './create-worker.js';
 import { MAINTENANCE_TASK_NAME, type MaintenanceTask } from './maintenance-task.js';
 
@@ -34,7 +37,11 @@ const HAND_BACK_MS = 500;
 /** Metrics of the maintenance runs (registered at role start, so every cluster process exports them). */
 export function maintenanceMetrics(metrics: PlatformContext['metrics']) {
   return {
-    runs: metrics.counter('wp_maintenance_runs_total', 'Runs of periodic maintenance tasks, by task and outcome (ok, failed, skipped).', ['task', 'outcome']),
+    runs: metrics.counter(
+      'wp_maintenance_runs_total',
+      'Runs of periodic maintenance tasks, by task and outcome (ok, failed, skipped, delayed: Redis or the database was unavailable, the run comes again).',
+      ['task', 'outcome'],
+    ),
     duration: metrics.histogram(
       'wp_maintenance_run_duration_seconds',
       'Duration of maintenance runs, by task.',
@@ -110,6 +117,11 @@ export async function startMaintenance(ctx: MaintenanceContext, tasks: readonly 
         logger.debug({ task: task.name, ms: Math.round(performance.now() - started), result }, 'maintenance task ran');
         return result ?? null;
       } catch (err) {
+        // An outage is not the task's failure: the worker factory delays the run and logs it.
+        if (dependencyDown(err)) {
+          metrics.runs.inc({ task: task.name, outcome: 'delayed' });
+          throw err;
+        }
         metrics.runs.inc({ task: task.name, outcome: 'failed' });
         logger.warn({ task: task.name, err: toError(err).message }, 'maintenance task failed; its next run retries');
         throw err;
@@ -118,8 +130,8 @@ export async function startMaintenance(ctx: MaintenanceContext, tasks: readonly 
         running.delete(task.name);
       }
     },
-    // Shown as the job's processedBy in Bull Board.
-    { concurrency: Math.max(1, tasks.length), bullmq: { name: ctx.instanceId } },
+    // Named `cluster@<instance id>` by the factory: the job's processedBy says which leader ran it.
+    { concurrency: Math.max(1, tasks.length) },
   );
   logger.info({ tasks: tasks.map((t) => ({ name: t.name, everyMs: t.everyMs })) }, 'maintenance tasks scheduled');
 

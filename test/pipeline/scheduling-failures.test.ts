@@ -57,14 +57,20 @@ describe('rescheduling after final failures', () => {
     expect(pending.map((j) => j.id)).toEqual([next]);
     expect(await pending[0]!.getState()).toBe('delayed');
     expect(pending[0]!.delay).toBeGreaterThan(7000_000);
+    // The crawl's flow: its parent ran without a result and moved the chain on (the chain moves
+    // first, the parent completes once the next crawl is recorded).
+    const parent = await waitFor(
+      async () => {
+        const job = await q.results.getJob(`result-${failedTask}`);
+        return job && (await job.getState()) === 'completed' ? job : undefined;
+      },
+      { message: "the crawl's parent did not complete" },
+    );
+    expect(parent.returnvalue).toMatchObject({ status: 'crawl_failed', reason: 'marketplace unreachable for broken-unlucky', nextTaskId: next });
+
     // The detail shows the new next crawl at once, not the cached one for the cache's TTL.
     const detail = (await t.api.get(`/api/ips/${ip.id}`)).body;
     expect(Date.parse(detail.nextCrawlAt)).toBeGreaterThan(Date.now() + 7000_000);
-
-    // The crawl's flow: its parent ran without a result and moved the chain on.
-    const parent = (await q.results.getJob(`result-${failedTask}`))!;
-    expect(await parent.getState()).toBe('completed');
-    expect(parent.returnvalue).toMatchObject({ status: 'crawl_failed', reason: 'marketplace unreachable for broken-unlucky', nextTaskId: next });
 
     const dead = await t.api.get('/api/dead-jobs');
     const entry = dead.body.jobs.find((j: { id: string }) => j.id === failedTask);
