@@ -16,10 +16,15 @@
  *
  * Idempotent: sanitizing the output again gives the same output (the job that re-sanitizes
  * stored articles relies on it).
+ *
+ * Cost: text without markup and plain formatting are already clean; other HTML goes through the
+ * fast path (sanitize-fast-path.ts), which gives sanitize-html's output for the HTML its parser
+ * reads as written, with the same policy and URL rewriting (URL_REWRITING), and hands anything
+ * else to sanitize-html itself.
  */
 import sanitizeHtml from 'sanitize-html';
 import { resolveHttpUrl } from './resolve-url.js';
-import { compileFastSanitizer, type TagTransform } from './sanitize-fast-path.js';
+import { compileFastSanitizer, tagTransform, type AttributeRewriting, type RewriteAttribute } from './sanitize-fast-path.js';
 import { stripControls } from './text-construct.js';
 
 /**
@@ -178,7 +183,8 @@ function resolveSrcset(value: string, base: string): string | null {
     i = j;
     if (!url) continue;
     const resolved = resolveHttpUrl(url, base);
-    if (resolved && !/[\s,]/.test(resolved)) out.push(descriptor ? `${resolved} ${descriptor}` : resolved);
+    // (An href holds no whitespace: the URL parser encodes or drops it. A comma would split the candidate.)
+    if (resolved && !resolved.includes(',')) out.push(descriptor ? `${resolved} ${descriptor}` : resolved);
   }
   return out.length ? out.join(', ') : null;
 }
@@ -317,27 +323,23 @@ const BASE_OPTIONS: sanitizeHtml.IOptions = {
 };
 
 /**
- * Resolves (or drops) every URL attribute before sanitize-html checks tags, attributes and
- * schemes, and gives links their rel. It only rewrites the attributes it is given (the fast path
- * calls it for allowed tags only).
+ * What the URL rewriting does before sanitize-html checks tags, attributes and schemes: every URL
+ * attribute resolved against the base (or dropped), and links given their rel. sanitize-html gets
+ * it as its transformTags (tagTransform), the fast path attribute by attribute.
  */
-function urlTransform(base: string): TagTransform {
-  return (tagName, attribs) => {
-    for (const attribute of URL_ATTRIBUTES) {
-      const value = attribs[attribute];
-      if (value === undefined) continue;
-      const url = allowedUrl(tagName, attribute, value, base);
-      if (url === null) delete attribs[attribute];
-      else attribs[attribute] = url;
-    }
-    if (tagName === 'a') attribs.rel = REL;
-    return { tagName, attribs };
-  };
+export const URL_REWRITING: AttributeRewriting = { attributes: URL_ATTRIBUTES, set: { a: { rel: REL } } };
+
+/** The rewrite of URL_REWRITING for content whose URLs resolve against `base`. */
+export function rewriteUrls(base: string): RewriteAttribute {
+  return (tag, attribute, value) => allowedUrl(tag, attribute, value, base);
 }
+
+/** The policy sanitize-html applies, but for the URL rewriting (which depends on the base). */
+export const SANITIZE_POLICY: Readonly<sanitizeHtml.IOptions> = BASE_OPTIONS;
 
 /** The options sanitize-html gets for content whose URLs resolve against `base`. */
 export function sanitizeOptions(base: string): sanitizeHtml.IOptions {
-  return { ...BASE_OPTIONS, transformTags: { '*': urlTransform(base) } };
+  return { ...BASE_OPTIONS, transformTags: { '*': tagTransform(URL_REWRITING, rewriteUrls(base)) } };
 }
 
 // A character that makes text more than text: markup, or a control stripControls removes.
@@ -345,13 +347,13 @@ export function sanitizeOptions(base: string): sanitizeHtml.IOptions {
 const MARKUP_OR_CONTROL = /[<>&\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 
 /** sanitize-html's result, without sanitize-html for HTML it would read without repairs (sanitize-fast-path.ts). */
-const sanitizeFastPath = compileFastSanitizer(BASE_OPTIONS);
+const sanitizeFastPath = compileFastSanitizer(BASE_OPTIONS, URL_REWRITING);
 
-/** The URL rewriting for the last base: the items of a document share one (and the fast path's cache of bare tags). */
-let lastTransform: { base: string; transform: TagTransform } | null = null;
-function transformFor(base: string): TagTransform {
-  if (lastTransform?.base !== base) lastTransform = { base, transform: urlTransform(base) };
-  return lastTransform.transform;
+/** The rewrite for the last base: the items of a document share one. */
+let lastRewrite: { base: string; rewrite: RewriteAttribute } | null = null;
+function rewriteFor(base: string): RewriteAttribute {
+  if (lastRewrite?.base !== base) lastRewrite = { base, rewrite: rewriteUrls(base) };
+  return lastRewrite.rewrite;
 }
 
 /** Sanitized HTML, URLs resolved against `base`; null when nothing visible is left. */
@@ -361,6 +363,6 @@ export function sanitizeContent(html: string | null | undefined, base: string): 
   // already what sanitize-html would return.
   if (!MARKUP_OR_CONTROL.test(html)) return html.trim() || null;
   if (isPlainMarkup(html)) return stripControls(html).trim() || null;
-  const clean = sanitizeFastPath(html, transformFor(base)) ?? sanitizeHtml(html, sanitizeOptions(base));
+  const clean = sanitizeFastPath(html, rewriteFor(base)) ?? sanitizeHtml(html, sanitizeOptions(base));
   return stripControls(clean).trim() || null;
 }

@@ -7,10 +7,10 @@
  * nested in order, attributes quoted, entities terminated.
  *
  * Invariant: for any input the result is null ("not handled": the caller runs sanitize-html) or
- * exactly the string sanitize-html returns for it with the same options and transform
- * (sanitize-fast-path.test.ts holds it to sanitize-html on the hostile and rich corpora and on
- * generated HTML). It handles the HTML that htmlparser2 (sanitize-html's parser, HTML mode) reads
- * without repairs:
+ * exactly the string sanitize-html returns for it with the same options and rewriting
+ * (sanitize-fast-path.test.ts holds it to sanitize-html on the hostile and rich corpora, the
+ * feed documents of the test fixtures and generated HTML). It handles the HTML that htmlparser2
+ * (sanitize-html's parser, HTML mode) reads without repairs:
  * - start tags `<name attr="v" attr='v' attr=v attr>` and end tags `</name>`, ASCII names;
  * - every element closed by its own end tag, in order (void elements need none, and may be
  *   written `<br/>`), and none that htmlparser2 closes by itself when another opens (a `<p>` in a
@@ -23,23 +23,54 @@
  * the end of a text before a tag...) returns null.
  *
  * What it writes follows sanitize-html's rules for the options it is compiled from, in discard
- * mode: allowed tags with the attributes they may keep, after the transformTags '*' function (the
- * URL rewriting of sanitize-content.ts), in their order, with sanitize-html's checks (empty values,
- * URL schemes, srcset, classes) and its escaping; text escaped; nothing of the elements of
- * nonTextTags. Those rules are compiled from the options (sanitize-rules.ts), which refuses
- * options it does not model (another mode, filters, attribute globs, a style attribute, script or
- * iframe allowed...), so that a policy change cannot make the two drift apart unnoticed.
+ * mode: allowed tags with the attributes they may keep, after the caller's rewriting (the URL
+ * rewriting of sanitize-content.ts, which sanitize-html gets as tagTransform below), in their
+ * order, with sanitize-html's checks (empty values, URL schemes, srcset, classes) and its
+ * escaping; text escaped; nothing of the elements of nonTextTags. Those rules are compiled from
+ * the options (sanitize-rules.ts), which refuses options it does not model (another mode,
+ * filters, attribute globs, a style attribute, script or iframe allowed...), so that a policy
+ * change cannot make the two drift apart unnoticed.
+ *
+ * How it stays cheap: the input is copied as it is wherever the output is the same (text without
+ * references to decode, a tag written as sanitize-html writes it), so most of an article costs
+ * one scan and a few slices; attribute names are matched against the few a tag may keep without
+ * building a string; only the attributes kept are read and rewritten.
  */
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
 import type sanitizeHtml from 'sanitize-html';
-import { compileRules, sameName, type TagInfo } from './sanitize-rules.js';
+import { compileRules, NAME_KEY_MASK, nameKeyStep, sameName, type AttributeRewriting, type TagInfo } from './sanitize-rules.js';
 
-/** The transformTags['*'] function sanitize-html would be given. */
-export type TagTransform = (tagName: string, attribs: sanitizeHtml.Attributes) => sanitizeHtml.Tag;
-// The fast path gives the transform only the attributes the tag may keep, and calls it once a call
-// for a tag without attributes: it must be a pure function that treats each attribute on its own
-// (as sanitize-content.ts's URL rewriting does), not read one to set another.
-export type FastSanitizer = (html: string, transform: TagTransform) => string | null;
+export type { AttributeRewriting } from './sanitize-rules.js';
+
+/**
+ * The caller's rewrite of one attribute of AttributeRewriting.attributes: its new value, or null
+ * to drop it. A pure function of its arguments (the fast path calls it only for the attributes an
+ * allowed tag keeps).
+ */
+export type RewriteAttribute = (tag: string, attribute: string, value: string) => string | null;
+
+/** sanitize-html's output for `html`, or null when the fast path does not handle it. Not reentrant: `rewrite` must not call it. */
+export type FastSanitizer = (html: string, rewrite: RewriteAttribute) => string | null;
+
+/**
+ * The transformTags['*'] function that makes sanitize-html rewrite attributes as the fast path
+ * does: each attribute of `rewriting.attributes` through `rewrite` (dropped on null), then the
+ * attributes of `rewriting.set` set (in place when the tag had one, else after the others).
+ */
+export function tagTransform(rewriting: AttributeRewriting, rewrite: RewriteAttribute): sanitizeHtml.Transformer {
+  return (tagName, attribs) => {
+    for (const attribute of rewriting.attributes) {
+      const value = attribs[attribute];
+      if (value === undefined) continue;
+      const rewritten = rewrite(tagName, attribute, value);
+      if (rewritten === null) delete attribs[attribute];
+      else attribs[attribute] = rewritten;
+    }
+    const set = Object.hasOwn(rewriting.set, tagName) ? rewriting.set[tagName]! : null;
+    if (set) for (const [attribute, value] of Object.entries(set)) attribs[attribute] = value;
+    return { tagName, attribs };
+  };
+}
 
 const TAB = 9;
 const LF = 10;
@@ -54,6 +85,7 @@ const DASH = 45;
 const DOT = 46;
 const SLASH = 47;
 const COLON = 58;
+const SEMI = 59;
 const EQ = 61;
 const GT = 62;
 const QUESTION = 63;
@@ -67,27 +99,49 @@ const isAlnum = (c: number) => isAlpha(c) || isDigit(c);
 const isAttrNameStart = (c: number) => isAlpha(c) || c === UNDERSCORE || c === COLON;
 const isAttrNameChar = (c: number) => isAlnum(c) || c === UNDERSCORE || c === COLON || c === DASH || c === DOT;
 
+// What References.in finds in a slice.
+/** An `&` whose reference runs to the end of the slice: it could decode otherwise in the whole string. */
+const NOT_ALONE = -1;
+/** No `&`. */
+const NONE = 0;
+/** Only `&amp;`, `&lt;` and `&gt;`: as text, decoding and escaping again gives them back. */
+const MARKUP_ONLY = 1;
+/** References that decode the same from the slice alone as from the whole string. */
+const DECODE = 2;
+
+/** `&amp;`, `&lt;` or `&gt;`: s[from, to) is the name and s[to] the `;`. */
+function isMarkupReference(s: string, from: number, to: number): boolean {
+  if (to - from === 3) return s.charCodeAt(from) === 97 && s.charCodeAt(from + 1) === 109 && s.charCodeAt(from + 2) === 112;
+  if (to - from !== 2 || s.charCodeAt(from + 1) !== 116) return false;
+  const c = s.charCodeAt(from);
+  return c === 108 || c === 103;
+}
+
 /** The ampersands of a string, visited in order; each part of the string is searched once. */
-class Ampersands {
+class References {
   /** The next `&` at or after the last position asked about (the string's length: none). */
   private next = -1;
   constructor(private readonly s: string) {}
 
   /**
-   * 'none' when s[from, to) holds no `&`; 'alone' when each `&` in it decodes the same from that
-   * slice alone as from the whole string (the run of reference characters after it ends before
-   * `to`, so the decoder sees the character ending it in both cases); 'no' otherwise.
+   * What the `&`s of s[from, to) are (NONE, MARKUP_ONLY, DECODE or NOT_ALONE). A reference
+   * decodes the same from the slice alone as from the whole string when the run of reference
+   * characters after its `&` ends before `to`: the decoder then sees the character ending it in
+   * both cases.
    */
-  in(from: number, to: number): 'none' | 'alone' | 'no' {
+  in(from: number, to: number): number {
     const s = this.s;
     if (this.next < from) this.next = indexOrEnd(s, '&', from);
-    if (this.next >= to) return 'none';
+    if (this.next >= to) return NONE;
+    let found = MARKUP_ONLY;
     for (; this.next < to; this.next = indexOrEnd(s, '&', this.next + 1)) {
-      let j = this.next + 1;
-      while (j < to && (isAlnum(s.charCodeAt(j)) || s.charCodeAt(j) === HASH)) j++;
-      if (j >= to) return 'no';
+      const name = this.next + 1;
+      let j = name;
+      for (let c = s.charCodeAt(j); j < to && (isAlnum(c) || c === HASH); c = s.charCodeAt(++j));
+      if (j >= to) return NOT_ALONE;
+      if (found === MARKUP_ONLY && !(s.charCodeAt(j) === SEMI && isMarkupReference(s, name, j))) found = DECODE;
     }
-    return 'alone';
+    return found;
   }
 }
 
@@ -102,35 +156,89 @@ function escapeText(s: string): string {
 }
 
 /**
- * The fast path for `options` (sanitize-html options without transformTags: the transform is
- * given per call). Throws when the options use something not modelled (sanitize-rules.ts).
+ * The fast path for `options` (sanitize-html options without transformTags) and the caller's
+ * `rewriting` (the rewrite itself is given per call). Throws when the options use something not
+ * modelled (sanitize-rules.ts).
  */
-export function compileFastSanitizer(options: sanitizeHtml.IOptions): FastSanitizer {
-  const rules = compileRules(options);
+export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: AttributeRewriting): FastSanitizer {
+  const rules = compileRules(options, rewriting);
+  // The kept attributes of the start tag being read, in order: slot, value's bounds, decode.
+  const slotOf = new Int32Array(rules.maxSlots);
+  const valueFrom = new Int32Array(rules.maxSlots);
+  const valueTo = new Int32Array(rules.maxSlots);
+  const decodeValue = new Uint8Array(rules.maxSlots);
 
-  return function sanitizeFastPath(html: string, transform: TagTransform): string | null {
+  /** True when the slot is among the first `kept` noted. */
+  function noted(kept: number, slot: number): boolean {
+    for (let k = 0; k < kept; k++) if (slotOf[k] === slot) return true;
+    return false;
+  }
+
+  /** The start tag sanitize-html writes for `tag` with the `kept` attributes noted (built piece by piece: fewer strings). */
+  function startTag(tag: TagInfo, html: string, kept: number, rewrite: RewriteAttribute): string | null {
+    let written = tag.open;
+    for (let k = 0; k < kept; k++) {
+      const slot = tag.slots[slotOf[k]!]!;
+      let value = slot.forced;
+      if (value === null) {
+        const raw = html.slice(valueFrom[k], valueTo[k]);
+        value = decodeValue[k] ? decodeHTMLAttribute(raw) : raw;
+        if (slot.rewrite) {
+          value = rewrite(tag.name, slot.name, value);
+          if (value === null) continue;
+        }
+      }
+      const checked = rules.checkAttribute(slot, value);
+      if (checked === null) return null;
+      if (checked === undefined) continue;
+      if (checked === '') written += slot.empty;
+      else {
+        written += slot.open;
+        written += checked;
+        written += '"';
+      }
+    }
+    // The forced attributes the tag did not have come after the others.
+    for (const forced of tag.forced) if (!noted(kept, forced.slot)) written += forced.written;
+    return written + tag.close;
+  }
+
+  // The open elements (the sanitizer is not reentrant: one stack serves every call).
+  const stack: TagInfo[] = [];
+
+  return function sanitizeFastPath(html: string, rewrite: RewriteAttribute): string | null {
     const n = html.length;
-    const ampersands = new Ampersands(html);
-    const stack: TagInfo[] = [];
+    const references = new References(html);
+    stack.length = 0;
+    // The output is `out` followed by the input from `from` on, up to where the reading is:
+    // input is copied only when something different has to be written after it.
     let out = '';
+    let from = 0;
     /** sanitize-html's skipTextDepth: > 0 inside an element of nonTextTags. */
     let skip = 0;
-
-    const close = (tag: TagInfo) => {
-      if (skip > 0) skip--;
-      else if (tag.allowed && !tag.selfClosing) out += `</${tag.name}>`;
-    };
+    /** Where the outermost element being dropped with its content starts. */
+    let skipFrom = 0;
+    /** The next `>` at or after the text being looked at. */
+    let gt = -1;
 
     let i = 0;
     while (i < n) {
       const lt = html.indexOf('<', i);
       const end = lt === -1 ? n : lt;
       if (end > i && skip === 0) {
-        const amps = ampersands.in(i, end);
-        if (amps === 'no') return null;
-        const text = html.slice(i, end);
-        // Without a reference the text holds no `&` or `<`: only a `>` may need escaping.
-        out += amps === 'alone' ? escapeText(decodeHTML(text)) : text.includes('>') ? text.replace(/>/g, '&gt;') : text;
+        const found = references.in(i, end);
+        if (found === NOT_ALONE) return null;
+        if (found === DECODE) {
+          out += html.slice(from, i) + escapeText(decodeHTML(html.slice(i, end)));
+          from = end;
+        } else {
+          // Without a reference to decode, only a `>` needs escaping.
+          if (gt < i) gt = indexOrEnd(html, '>', i);
+          if (gt < end) {
+            out += html.slice(from, i) + html.slice(i, end).replace(/>/g, '&gt;');
+            from = end;
+          }
+        }
       }
       if (lt === -1) break;
       const c = html.charCodeAt(lt + 1);
@@ -141,40 +249,62 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions): FastSaniti
         const endComment = html.indexOf('-->', lt + 2);
         if (endComment === -1) return null;
         i = endComment + 3;
+        if (skip === 0) {
+          out += html.slice(from, lt);
+          from = i;
+        }
         continue;
       }
 
       if (c === SLASH) {
         let j = lt + 2;
         if (!isAlpha(html.charCodeAt(j))) return null;
-        while (isAlnum(html.charCodeAt(j))) j++;
+        let upper = false;
+        for (let d = html.charCodeAt(j); isAlnum(d); d = html.charCodeAt(++j)) if (d <= 90 && d >= 65) upper = true;
         if (html.charCodeAt(j) !== GT) return null;
         const top = stack[stack.length - 1];
-        if (!top || top.isVoid) return null;
-        if (!sameName(html, lt + 2, j, top.name)) return null;
+        if (top === undefined || !sameName(html, lt + 2, j, top.name)) return null;
         stack.pop();
-        close(top);
         i = j + 1;
+        if (skip > 0) {
+          if (--skip === 0) {
+            out += html.slice(from, skipFrom);
+            from = i;
+          }
+        } else if (top.endTag === '' || upper) {
+          // A dropped element, or its end tag written in upper case.
+          out += html.slice(from, lt) + top.endTag;
+          from = i;
+        }
         continue;
       }
 
       if (!isAlpha(c)) {
         if (Number.isNaN(c) || c === QUESTION) return null;
         // A `<` that starts no tag is text.
-        if (skip === 0) out += '&lt;';
+        if (skip === 0) {
+          out += html.slice(from, lt) + '&lt;';
+          from = lt + 1;
+        }
         i = lt + 1;
         continue;
       }
 
-      // A start tag.
-      let j = lt + 2;
-      while (isAlnum(html.charCodeAt(j))) j++;
-      const tag = rules.tagAt(html, lt + 1, j);
+      // A start tag: its name, hashed as it is read (nameKeyStep).
+      let j = lt + 1;
+      let key = 0;
+      let upper = false;
+      for (let d = c; isAlnum(d); d = html.charCodeAt(++j)) {
+        key = nameKeyStep(key, d);
+        if (d <= 90 && d >= 65) upper = true;
+      }
+      const nameEnd = j;
+      const tag = rules.tagAt(html, lt + 1, j, key & NAME_KEY_MASK);
       if (tag.foreign) return null;
       // Only an allowed tag's attributes are written, and only outside a dropped element: only
-      // those it may keep are read (the transform sees no other).
+      // those it may keep are noted.
       const keep = tag.allowed && skip === 0;
-      let attribs: sanitizeHtml.Attributes | null = null;
+      let kept = 0;
       for (;;) {
         const d = html.charCodeAt(j);
         if (d === GT) break;
@@ -188,93 +318,107 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions): FastSaniti
         const e = html.charCodeAt(j);
         if (e === GT || e === SLASH) continue;
         // An attribute: its name, then maybe `=` and a value.
-        const nameStart = j;
+        const attrStart = j;
         if (!isAttrNameStart(e)) return null;
         while (isAttrNameChar(html.charCodeAt(j))) j++;
         const after = html.charCodeAt(j);
         if (!isWs(after) && after !== EQ && after !== SLASH && after !== GT) return null;
-        const nameEnd = j;
-        // The value: s[valueFrom, valueTo), empty when there is none.
-        let valueFrom = 0;
-        let valueTo = 0;
-        let decode = false;
+        const attrEnd = j;
+        // The value: html[start, stop), empty when there is none.
+        let start = 0;
+        let stop = 0;
+        let found = NONE;
         let k = j;
         while (isWs(html.charCodeAt(k))) k++;
         if (html.charCodeAt(k) === EQ) {
           k++;
           while (isWs(html.charCodeAt(k))) k++;
           const q = html.charCodeAt(k);
-          let from: number;
-          let to: number;
           if (q === DQUOTE || q === SQUOTE) {
-            from = k + 1;
-            to = html.indexOf(q === DQUOTE ? '"' : "'", from);
-            if (to === -1) return null;
-            j = to + 1;
+            start = k + 1;
+            stop = html.indexOf(q === DQUOTE ? '"' : "'", start);
+            if (stop === -1) return null;
+            j = stop + 1;
           } else {
-            from = k;
-            to = k;
-            while (to < n && !isWs(html.charCodeAt(to)) && html.charCodeAt(to) !== GT) to++;
-            if (to >= n) return null;
-            j = to;
+            start = k;
+            stop = k;
+            while (stop < n && !isWs(html.charCodeAt(stop)) && html.charCodeAt(stop) !== GT) stop++;
+            if (stop >= n) return null;
+            j = stop;
           }
-          const amps = ampersands.in(from, to);
-          if (amps === 'no') return null;
-          valueFrom = from;
-          valueTo = to;
-          decode = amps === 'alone';
+          found = references.in(start, stop);
+          if (found === NOT_ALONE) return null;
         }
         if (keep) {
-          const attrName = html.slice(nameStart, nameEnd).toLowerCase();
-          if (tag.rules.has(attrName) && !(attribs && Object.hasOwn(attribs, attrName))) {
-            attribs ??= {};
-            const raw = html.slice(valueFrom, valueTo);
-            attribs[attrName] = decode ? decodeHTMLAttribute(raw) : raw;
+          // htmlparser2 keeps the first of two attributes of one name (names are case folded).
+          const slot = slotNamed(tag, html, attrStart, attrEnd);
+          if (slot !== -1 && !noted(kept, slot)) {
+            slotOf[kept] = slot;
+            valueFrom[kept] = start;
+            valueTo[kept] = stop;
+            decodeValue[kept++] = found === NONE ? 0 : 1;
           }
         }
       }
       const tagEnd = j + 1;
 
       const top = stack[stack.length - 1];
-      if (tag.closes && top && tag.closes.has(top.name)) return null;
+      if (tag.closes !== null && top !== undefined && tag.closes.has(top.name)) return null;
       if (!tag.isVoid) stack.push(tag);
       if (skip > 0) skip++;
       else if (tag.allowed) {
-        // Without attributes, a tag is transformed once a call (the transform is a pure function).
-        let startTag = attribs === null && tag.bareFor === transform ? tag.bare : null;
-        if (startTag === null) {
-          const transformed = transform(tag.name, attribs ?? {});
-          if (transformed.tagName !== tag.name) return null;
-          const written = rules.writeAttributes(tag, transformed.attribs);
+        if (!(kept === 0 && tag.plainStart && !upper && tagEnd === nameEnd + 1 && !tag.isVoid)) {
+          let written = kept === 0 ? tag.bareTag : startTag(tag, html, kept, rewrite);
           if (written === null) return null;
-          startTag = `<${tag.name}${written}${tag.selfClosing ? ' />' : '>'}`;
-          if (attribs === null) {
-            tag.bareFor = transform;
-            tag.bare = startTag;
+          // A void element's end tag is implied at once.
+          if (tag.isVoid) written += tag.endTag;
+          if (written.length !== tagEnd - lt || !html.startsWith(written, lt)) {
+            out += html.slice(from, lt) + written;
+            from = tagEnd;
           }
         }
-        out += startTag;
-      } else if (tag.nonText) skip = 1;
-      if (tag.isVoid) close(tag);
-
+      } else if (tag.nonText) {
+        skip = 1;
+        skipFrom = lt;
+      } else {
+        out += html.slice(from, lt);
+        from = tagEnd;
+      }
       i = tagEnd;
-      if (tag.rawText) {
+      if (tag.isVoid) {
+        if (skip > 0 && --skip === 0) {
+          out += html.slice(from, skipFrom);
+          from = tagEnd;
+        }
+      } else if (tag.rawText) {
         // Its content is raw text up to `</name` (any case), which must end right there with `>`.
+        // A raw text element is never allowed and always dropped with its content: skip > 0.
         const endTag = rawTextEnd(html, tagEnd, tag.name);
         if (endTag === -1) return null;
         stack.pop();
-        close(tag);
         i = endTag;
+        if (--skip === 0) {
+          out += html.slice(from, skipFrom);
+          from = i;
+        }
       }
     }
-    return stack.length === 0 ? out : null;
+    if (stack.length !== 0) return null;
+    return from === 0 ? html : out + html.slice(from);
   };
+}
+
+/** The index of the slot of `tag` named html[from, to) (any case), or -1. */
+function slotNamed(tag: TagInfo, html: string, from: number, to: number): number {
+  const slots = tag.slots;
+  for (let s = 0; s < slots.length; s++) if (sameName(html, from, to, slots[s]!.name)) return s;
+  return -1;
 }
 
 /** The index after `</name>` closing the raw text that starts at `from`, or -1 (not found, or not ended by `>` at once). */
 function rawTextEnd(html: string, from: number, name: string): number {
   for (let at = html.indexOf('</', from); at !== -1; at = html.indexOf('</', at + 2)) {
-    if (html.slice(at + 2, at + 2 + name.length).toLowerCase() !== name) continue;
+    if (!sameName(html, at + 2, at + 2 + name.length, name)) continue;
     return html.charCodeAt(at + 2 + name.length) === GT ? at + 3 + name.length : -1;
   }
   return -1;
