@@ -207,11 +207,11 @@ export function quickWellFormed(s: string): boolean {
     const next = s.charCodeAt(i + 1);
     if (next === SLASH) {
       if (depth === 0) return false;
+      // The open element's name, and no more of a name after it (one pass over the characters).
       const start = i + 2;
-      const end = nameEnd(s, start);
       const length = openLength[depth - 1]!;
-      if (end - start !== length || !sameRange(s, openStart[depth - 1]!, start, length)) return false;
-      i = skipWs(s, end);
+      if (!sameRange(s, openStart[depth - 1]!, start, length) || isNameChar(s.charCodeAt(start + length))) return false;
+      i = skipWs(s, start + length);
       if (s.charCodeAt(i) !== GT) return false;
       i++;
       if (--depth === 0) return epilogueAccepted(s, i);
