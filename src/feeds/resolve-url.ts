@@ -9,6 +9,10 @@
  * Only http(s) URLs are kept as links; anything else (javascript:, data:, vbscript:, file:, a
  * malformed URL) resolves to null. URLs longer than MAX_URL_LENGTH are refused too: an article
  * URL is a unique key, and PostgreSQL's b-tree cannot index values past ~2.7 kB.
+ *
+ * Invariant: resolveHttpUrl gives what the WHATWG URL parser gives. Plain ASCII URLs (most of a
+ * feed's) are joined as strings instead of parsed (quickResolve), only where that is the parser's
+ * answer (resolve-url.test.ts compares the two on generated URLs and bases).
  */
 
 export const MAX_URL_LENGTH = 2048;
