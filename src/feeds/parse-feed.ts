@@ -87,6 +87,14 @@ interface RawItem {
   at: { link: string; id: string; summary: string; content: string };
 }
 
+type ChildNames = RawItem['at'];
+const RSS_AT: ChildNames = { link: 'link', id: 'guid', summary: 'description', content: 'content:encoded' };
+// The id is the item's rdf:about: the item's own base (no child of that name).
+const RDF_AT: ChildNames = { link: 'link', id: 'rdf:about', summary: 'description', content: 'content:encoded' };
+/** Atom entries and JSON Feed items. */
+const ENTRY_AT: ChildNames = { link: 'link', id: 'id', summary: 'summary', content: 'content' };
+const CDF_AT: ChildNames = { link: 'href', id: 'id', summary: 'abstract', content: 'content' };
+
 type Rss = NonNullable<ReturnType<typeof parseRssFeed<string>>>;
 type Rdf = NonNullable<ReturnType<typeof parseRdfFeed<string>>>;
 type Atom = NonNullable<ReturnType<typeof parseAtomFeed<string>>>;
@@ -105,6 +113,17 @@ function atomText(tc: { value?: string; type?: string } | undefined, mode: strin
   return decodeTextConstruct(construct, 'text');
 }
 
+/** The enclosures among `elements` (those `read` gives one for). */
+function rawEnclosures<T>(elements: T[] | undefined, read: (element: T) => RawItem['enclosures'][number] | null): RawItem['enclosures'] {
+  const out: RawItem['enclosures'] = [];
+  if (!elements) return out;
+  for (const element of elements) {
+    const enclosure = read(element);
+    if (enclosure) out.push(enclosure);
+  }
+  return out;
+}
+
 function rssAuthor(item: RssItem): string | null {
   const a = item.authors?.[0];
   return str(a?.name) ?? str(a?.email) ?? str(item.dc?.creators?.[0]);
@@ -120,8 +139,8 @@ function fromRss(item: RssItem): RawItem {
     summary: html(item.description),
     content: html(item.content?.encoded),
     published: str(item.pubDate) ?? str(item.dc?.dates?.[0]),
-    enclosures: (item.enclosures ?? []).flatMap((e) => (str(e.url) ? [{ url: e.url!, type: str(e.type), length: e.length ?? null }] : [])),
-    at: { link: 'link', id: 'guid', summary: 'description', content: 'content:encoded' },
+    enclosures: rawEnclosures(item.enclosures, (e) => (str(e.url) ? { url: e.url!, type: str(e.type), length: e.length ?? null } : null)),
+    at: RSS_AT,
   };
 }
 
@@ -136,8 +155,7 @@ function fromRdf(item: RdfItem): RawItem {
     content: html(item.content?.encoded),
     published: str(item.dc?.dates?.[0]),
     enclosures: [],
-    // The id is the item's rdf:about: the item's own base (no child of that name).
-    at: { link: 'link', id: 'rdf:about', summary: 'description', content: 'content:encoded' },
+    at: RDF_AT,
   };
 }
 
@@ -158,10 +176,10 @@ function fromAtom(entry: AtomEntry, notes: ElementNotes | null): RawItem {
     summary: atomText(entry.summary, modes?.get('summary')),
     content: atomText(entry.content, modes?.get('content')),
     published: str(entry.published) ?? str(entry.updated) ?? str(entry.dc?.dates?.[0]),
-    enclosures: (entry.links ?? []).flatMap((l) =>
-      l.rel === 'enclosure' && str(l.href) ? [{ url: l.href!, type: str(l.type), length: l.length ?? null }] : [],
+    enclosures: rawEnclosures(entry.links, (l) =>
+      l.rel === 'enclosure' && str(l.href) ? { url: l.href!, type: str(l.type), length: l.length ?? null } : null,
     ),
-    at: { link: 'link', id: 'id', summary: 'summary', content: 'content' },
+    at: ENTRY_AT,
   };
 }
 
@@ -177,20 +195,31 @@ function fromJson(item: JsonItem): RawItem {
     summary: text(item.summary),
     content: html(item.content_html) ?? text(item.content_text),
     published: str(item.date_published) ?? str(item.date_modified),
-    enclosures: (item.attachments ?? []).flatMap((a) => (str(a.url) ? [{ url: a.url!, type: str(a.mime_type), length: a.size_in_bytes ?? null }] : [])),
-    at: { link: 'link', id: 'id', summary: 'summary', content: 'content' },
+    enclosures: rawEnclosures(item.attachments, (a) => (str(a.url) ? { url: a.url!, type: str(a.mime_type), length: a.size_in_bytes ?? null } : null)),
+    at: ENTRY_AT,
   };
 }
 
 /** The base in force on an item's child: the scanned one when the document needed a scan, else the document's. */
 const baseOf = (notes: ElementNotes | null, child: string, docBase: string) => (notes ? (notes.childBases.get(child) ?? notes.base) : docBase);
 
+/** The item's guid/id as a link: when it is an absolute http(s) URL, or an RSS permalink guid written as a path. */
+function idAsLink(raw: RawItem, notes: ElementNotes | null, docBase: string): string | null {
+  if (!raw.id || !(isAbsoluteHttpUrl(raw.id) || (raw.idIsPermalink && /^\s*\.{0,2}\//.test(raw.id)))) return null;
+  return resolveHttpUrl(raw.id, baseOf(notes, raw.at.id, docBase));
+}
+
+/** The guid/id anchored on the feed URL (the last resort for an article's URL), unless too long. */
+function anchoredId(id: string | null, feedUrl: string): string | null {
+  if (!id) return null;
+  const hash = feedUrl.indexOf('#');
+  const anchored = `${hash === -1 ? feedUrl : feedUrl.slice(0, hash)}#${encodeURIComponent(id)}`;
+  return anchored.length <= MAX_URL_LENGTH ? anchored : null;
+}
+
 function toArticle(raw: RawItem, notes: ElementNotes | null, docBase: string, feedUrl: string): ParsedArticle | null {
   const linkBase = notes ? (raw.link && notes.linkBases.get(raw.link.trim())) || baseOf(notes, raw.at.link, docBase) : docBase;
-  const idBase = baseOf(notes, raw.at.id, docBase);
-  const idAsLink = raw.id && (isAbsoluteHttpUrl(raw.id) || (raw.idIsPermalink && /^\s*\.{0,2}\//.test(raw.id))) ? resolveHttpUrl(raw.id, idBase) : null;
-  const anchored = raw.id ? `${feedUrl.split('#')[0]}#${encodeURIComponent(raw.id)}` : null;
-  const url = resolveHttpUrl(raw.link, linkBase) ?? idAsLink ?? (anchored && anchored.length <= MAX_URL_LENGTH ? anchored : null);
+  const url = resolveHttpUrl(raw.link, linkBase) ?? idAsLink(raw, notes, docBase) ?? anchoredId(raw.id, feedUrl);
   if (!url) return null;
   const enclosures: ParsedEnclosure[] = [];
   for (const e of raw.enclosures) {
@@ -289,7 +318,7 @@ function fromCdf(item: CdfDocument['items'][number]): { raw: RawItem; notes: Ele
       content: null,
       published: str(item.lastmod),
       enclosures: [],
-      at: { link: 'href', id: 'id', summary: 'abstract', content: 'content' },
+      at: CDF_AT,
     },
     notes: { base: item.base, childBases: new Map(), linkBases: new Map(), modes: new Map(), key: '' },
   };
@@ -305,7 +334,17 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
   const notes: XmlNotes | null =
     parsed.format !== 'json' && parsed.format !== 'cdf' && parsed.feed && needsAnnotations(source) ? scanXml(source, docBase, parsed.format) : null;
 
-  let raws: { raw: RawItem; notes: ElementNotes | null }[] = [];
+  const seen = new Set<string>();
+  const articles: ParsedArticle[] = [];
+  let skipped = 0;
+  const add = (raw: RawItem, itemNotes: ElementNotes | null) => {
+    const article = toArticle(raw, itemNotes, docBase, feedUrl);
+    if (!article) skipped++;
+    else if (!seen.has(article.url)) {
+      seen.add(article.url);
+      articles.push(article);
+    }
+  };
   let channel: Channel = { title: null, siteUrl: null };
   const paired = <T>(items: T[] | undefined, keyOf: (item: T) => string) => (notes ? pairItemNotes(items ?? [], keyOf, notes) : null);
   const siteBase = notes ? baseOf(notes.channel, 'link', docBase) : docBase;
@@ -313,21 +352,21 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
     case 'rss': {
       const feed = parsed.feed;
       const pairs = paired(feed?.items, (i) => itemKey(i.link, i.guid?.value));
-      raws = (feed?.items ?? []).map((i, n) => ({ raw: fromRss(i), notes: pairs?.[n] ?? null }));
+      feed?.items?.forEach((i, n) => add(fromRss(i), pairs?.[n] ?? null));
       channel = { title: html(feed?.title ?? feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(str(feed?.link), siteBase) };
       break;
     }
     case 'rdf': {
       const feed = parsed.feed;
       const pairs = paired(feed?.items, (i) => itemKey(i.link, null));
-      raws = (feed?.items ?? []).map((i, n) => ({ raw: fromRdf(i), notes: pairs?.[n] ?? null }));
+      feed?.items?.forEach((i, n) => add(fromRdf(i), pairs?.[n] ?? null));
       channel = { title: html(feed?.title ?? feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(str(feed?.link), siteBase) };
       break;
     }
     case 'atom': {
       const feed = parsed.feed;
       const pairs = paired(feed?.entries, (e) => itemKey(e.links?.[0]?.href, e.id));
-      raws = (feed?.entries ?? []).map((e, n) => ({ raw: fromAtom(e, pairs?.[n] ?? null), notes: pairs?.[n] ?? null }));
+      feed?.entries?.forEach((e, n) => add(fromAtom(e, pairs?.[n] ?? null), pairs?.[n] ?? null));
       const link = atomLink(feed?.links);
       const linkBase = notes && link ? (notes.channel.linkBases.get(link.trim()) ?? siteBase) : siteBase;
       channel = { title: atomText(feed?.title, notes?.channel.modes.get('title')) ?? html(feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(link, linkBase) };
@@ -335,30 +374,16 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
     }
     case 'json': {
       const feed = parsed.feed;
-      raws = (feed?.items ?? []).map((i) => ({ raw: fromJson(i), notes: null }));
+      feed?.items?.forEach((i) => add(fromJson(i), null));
       channel = { title: decodeTextConstruct({ value: str(feed?.title) }, 'text'), siteUrl: resolveHttpUrl(str(feed?.home_page_url), docBase) };
       break;
     }
     case 'cdf': {
       const feed = parsed.feed;
-      raws = feed.items.map(fromCdf);
+      for (const { raw, notes: itemNotes } of feed.items.map(fromCdf)) add(raw, itemNotes);
       channel = { title: html(feed.title), siteUrl: resolveHttpUrl(feed.link, feed.base) };
       break;
     }
-  }
-
-  const seen = new Set<string>();
-  const articles: ParsedArticle[] = [];
-  let skipped = 0;
-  for (const { raw, notes: itemNotes } of raws) {
-    const article = toArticle(raw, itemNotes, docBase, feedUrl);
-    if (!article) {
-      skipped++;
-      continue;
-    }
-    if (seen.has(article.url)) continue;
-    seen.add(article.url);
-    articles.push(article);
   }
   return { format: parsed.format, encoding: decoded.encoding, title: plainText(channel.title), siteUrl: channel.siteUrl, articles, skipped };
 }

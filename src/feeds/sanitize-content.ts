@@ -16,9 +16,15 @@
  *
  * Idempotent: sanitizing the output again gives the same output (the job that re-sanitizes
  * stored articles relies on it).
+ *
+ * Cost: text without markup and plain formatting are already clean; other HTML goes through the
+ * fast path (sanitize-fast-path.ts), which gives sanitize-html's output for the HTML its parser
+ * reads as written, with the same policy and URL rewriting (URL_REWRITING), and hands anything
+ * else to sanitize-html itself.
  */
 import sanitizeHtml from 'sanitize-html';
 import { resolveHttpUrl } from './resolve-url.js';
+import { compileFastSanitizer, tagTransform, type AttributeRewriting, type RewriteAttribute } from './sanitize-fast-path.js';
 import { stripControls } from './text-construct.js';
 
 /**
@@ -163,9 +169,9 @@ function resolveSrcset(value: string, base: string): string | null {
   const out: string[] = [];
   let i = 0;
   while (i < value.length) {
-    while (i < value.length && /[\s,]/.test(value[i]!)) i++;
+    while (i < value.length && (value.charCodeAt(i) === 44 || isJsSpace(value.charCodeAt(i)))) i++;
     let j = i;
-    while (j < value.length && !/\s/.test(value[j]!)) j++;
+    while (j < value.length && !isJsSpace(value.charCodeAt(j))) j++;
     let url = value.slice(i, j);
     let descriptor = '';
     if (url.endsWith(',')) url = url.replace(/,+$/, '');
@@ -177,7 +183,8 @@ function resolveSrcset(value: string, base: string): string | null {
     i = j;
     if (!url) continue;
     const resolved = resolveHttpUrl(url, base);
-    if (resolved && !/[\s,]/.test(resolved)) out.push(descriptor ? `${resolved} ${descriptor}` : resolved);
+    // (An href holds no whitespace: the URL parser encodes or drops it. A comma would split the candidate.)
+    if (resolved && !resolved.includes(',')) out.push(descriptor ? `${resolved} ${descriptor}` : resolved);
   }
   return out.length ? out.join(', ') : null;
 }
@@ -194,28 +201,93 @@ function allowedUrl(tag: string, attribute: string, value: string, base: string)
 // media without a source), and which of them are void.
 const PLAIN_TAGS = new Set<string>(ALLOWED_TAGS.filter((t) => !['a', 'img', 'source', 'picture', 'video', 'audio', 'col'].includes(t)));
 const VOID_TAGS = new Set(['br', 'hr', 'wbr']);
-const TOKEN = /<(\/?)([a-z][a-z0-9]*)(\s*\/)?>|[<>]|&(?![a-z][a-z0-9]*;|#[0-9]{1,7};|#x[0-9a-f]{1,6};)/gi;
+
+/** JavaScript's \s: what the expression `<name\s*\/>` allows before the slash. */
+const isJsSpace = (c: number) =>
+  c === 32 ||
+  (c >= 9 && c <= 13) ||
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000 ||
+  c === 0xfeff;
+const isLowerAlpha = (c: number) => c >= 97 && c <= 122;
+const isAsciiAlpha = (c: number) => isLowerAlpha(c) || (c >= 65 && c <= 90);
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const isAsciiAlnum = (c: number) => isAsciiAlpha(c) || isDigit(c);
+const isHex = (c: number) => (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
+
+/** True when the `&` at `i` starts a character reference: `&name;`, `&#` 1-7 digits `;`, `&#x` 1-6 hex digits `;` (any case). */
+function isReference(html: string, i: number): boolean {
+  let j = i + 1;
+  const c = html.charCodeAt(j);
+  if (isAsciiAlpha(c)) {
+    while (isAsciiAlnum(html.charCodeAt(j))) j++;
+    return html.charCodeAt(j) === 59;
+  }
+  if (c !== 35) return false;
+  j++;
+  const x = html.charCodeAt(j) === 120 || html.charCodeAt(j) === 88;
+  if (x) j++;
+  const start = j;
+  while (x ? isHex(html.charCodeAt(j)) : html.charCodeAt(j) >= 48 && html.charCodeAt(j) <= 57) j++;
+  const digits = j - start;
+  return digits >= 1 && digits <= (x ? 6 : 7) && html.charCodeAt(j) === 59;
+}
 
 /**
  * True when `html` is already clean: only elements of PLAIN_TAGS written in lower case without
- * any attribute, properly nested and closed, and text without `<`, `>` or an `&` that does not
- * start a character reference. sanitize-html would give it back unchanged but for serialization
- * (`<br>` → `<br />`), at about 50 times the cost. Anything else (an attribute, a comment, any
- * other element, a stray `<`) is left to sanitize-html.
+ * any attribute (`<name>`, `</name>`, `<name/>` or `<name />` for a void one), properly nested and
+ * closed, and text without `<`, `>` or an `&` that does not start a character reference.
+ * sanitize-html would give it back unchanged but for serialization (`<br>` → `<br />`), at about 50
+ * times the cost. Anything else (an attribute, a comment, any other element, a stray `<`) is left
+ * to the sanitizer. It jumps from one `<`, `>` or `&` to the next (it was a regular expression,
+ * whose matches cost more than the rest of the mapping of a plain item).
  */
 function isPlainMarkup(html: string): boolean {
   const open: string[] = [];
-  TOKEN.lastIndex = 0;
-  for (let m = TOKEN.exec(html); m; m = TOKEN.exec(html)) {
-    const [, closing, name, selfClosing] = m;
-    if (name === undefined || name !== name.toLowerCase() || !PLAIN_TAGS.has(name)) return false;
+  const n = html.length;
+  // The next `>` and `&` at or after the text being looked at: each part of the string is searched once.
+  let gt = indexOrEnd(html, '>', 0);
+  let amp = indexOrEnd(html, '&', 0);
+  for (let i = 0; ; ) {
+    const lt = indexOrEnd(html, '<', i);
+    // The text up to the next tag: no `>`, and only references after an `&`.
+    if (gt < lt) return false;
+    for (; amp < lt; amp = indexOrEnd(html, '&', amp + 1)) if (!isReference(html, amp)) return false;
+    if (lt === n) return open.length === 0;
+    let j = lt + 1;
+    const closing = html.charCodeAt(j) === 47;
+    if (closing) j++;
+    const start = j;
+    if (!isLowerAlpha(html.charCodeAt(j))) return false; // an upper-case name is not plain either
+    while (isLowerAlpha(html.charCodeAt(j)) || isDigit(html.charCodeAt(j))) j++;
+    if (isAsciiAlpha(html.charCodeAt(j))) return false;
+    const name = html.slice(start, j);
+    let k = j;
+    while (isJsSpace(html.charCodeAt(k))) k++;
+    const selfClosing = html.charCodeAt(k) === 47 && html.charCodeAt(k + 1) === 62;
+    if (selfClosing) j = k + 1;
+    else if (html.charCodeAt(j) !== 62) return false;
+    if (!PLAIN_TAGS.has(name)) return false;
     if (VOID_TAGS.has(name)) {
       if (closing) return false;
     } else if (selfClosing) return false;
     else if (!closing) open.push(name);
     else if (open.pop() !== name) return false;
+    i = j + 1;
+    gt = indexOrEnd(html, '>', i);
+    if (amp < i) amp = indexOrEnd(html, '&', i);
   }
-  return open.length === 0;
+}
+
+function indexOrEnd(s: string, search: string, from: number): number {
+  const at = s.indexOf(search, from);
+  return at === -1 ? s.length : at;
 }
 
 /** Everything but the URL rewriting, which depends on the document's base: built once. */
@@ -250,24 +322,38 @@ const BASE_OPTIONS: sanitizeHtml.IOptions = {
   allowVulnerableTags: false,
 };
 
-function optionsFor(base: string): sanitizeHtml.IOptions {
-  return {
-    ...BASE_OPTIONS,
-    // Resolves (or drops) every URL attribute before sanitize-html checks tags, attributes and schemes.
-    transformTags: {
-      '*': (tagName, attribs) => {
-        for (const attribute of URL_ATTRIBUTES) {
-          const value = attribs[attribute];
-          if (value === undefined) continue;
-          const url = allowedUrl(tagName, attribute, value, base);
-          if (url === null) delete attribs[attribute];
-          else attribs[attribute] = url;
-        }
-        if (tagName === 'a') attribs.rel = REL;
-        return { tagName, attribs };
-      },
-    },
-  };
+/**
+ * What the URL rewriting does before sanitize-html checks tags, attributes and schemes: every URL
+ * attribute resolved against the base (or dropped), and links given their rel. sanitize-html gets
+ * it as its transformTags (tagTransform), the fast path attribute by attribute.
+ */
+export const URL_REWRITING: AttributeRewriting = { attributes: URL_ATTRIBUTES, set: { a: { rel: REL } } };
+
+/** The rewrite of URL_REWRITING for content whose URLs resolve against `base`. */
+export function rewriteUrls(base: string): RewriteAttribute {
+  return (tag, attribute, value) => allowedUrl(tag, attribute, value, base);
+}
+
+/** The policy sanitize-html applies, but for the URL rewriting (which depends on the base). */
+export const SANITIZE_POLICY: Readonly<sanitizeHtml.IOptions> = BASE_OPTIONS;
+
+/** The options sanitize-html gets for content whose URLs resolve against `base`. */
+export function sanitizeOptions(base: string): sanitizeHtml.IOptions {
+  return { ...BASE_OPTIONS, transformTags: { '*': tagTransform(URL_REWRITING, rewriteUrls(base)) } };
+}
+
+// A character that makes text more than text: markup, or a control stripControls removes.
+// eslint-disable-next-line no-control-regex
+const MARKUP_OR_CONTROL = /[<>&\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+
+/** sanitize-html's result, without sanitize-html for HTML it would read without repairs (sanitize-fast-path.ts). */
+const sanitizeFastPath = compileFastSanitizer(BASE_OPTIONS, URL_REWRITING);
+
+/** The rewrite for the last base: the items of a document share one. */
+let lastRewrite: { base: string; rewrite: RewriteAttribute } | null = null;
+function rewriteFor(base: string): RewriteAttribute {
+  if (lastRewrite?.base !== base) lastRewrite = { base, rewrite: rewriteUrls(base) };
+  return lastRewrite.rewrite;
 }
 
 /** Sanitized HTML, URLs resolved against `base`; null when nothing visible is left. */
@@ -275,7 +361,8 @@ export function sanitizeContent(html: string | null | undefined, base: string): 
   if (!html) return null;
   // Text without markup, or with plain formatting only (the common case of summaries), is
   // already what sanitize-html would return.
-  if (!/[<>&]/.test(html) || isPlainMarkup(html)) return stripControls(html).trim() || null;
-  const clean = stripControls(sanitizeHtml(html, optionsFor(base))).trim();
-  return clean || null;
+  if (!MARKUP_OR_CONTROL.test(html)) return html.trim() || null;
+  if (isPlainMarkup(html)) return stripControls(html).trim() || null;
+  const clean = sanitizeFastPath(html, rewriteFor(base)) ?? sanitizeHtml(html, sanitizeOptions(base));
+  return stripControls(clean).trim() || null;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeTextConstruct, htmlOf, htmlToText, MAX_TEXT_LENGTH, plainText } from './text-construct.js';
+import { decodeTextConstruct, htmlOf, htmlToText, htmlToTextByParser, MAX_TEXT_LENGTH, plainText } from './text-construct.js';
 
 describe('text-construct', () => {
   it('turns HTML into the text a reader sees', () => {
@@ -7,6 +7,49 @@ describe('text-construct', () => {
     expect(htmlToText('<p>one</p><p>two</p><script>alert(1)</script><style>p{}</style>')).toBe('one two');
     expect(htmlToText('a < b and c > d')).toBe('a < b and c > d');
     expect(htmlToText('nul\u0000 and bell\u0007')).toBe('nul and bell');
+  });
+
+  it('gives the text of inline markup without the parser exactly as the parser does', () => {
+    // mostly inline tags and text (the quick path's), else anything the parser reads otherwise
+    const usual = ['<b>', '</b>', '<em>', '</em>', '<code>', '</code>', '<a>', '</a>', '<i>', '</span>', 'word', ' ', '  ', '\n', '> '];
+    const other = [
+      '<B>',
+      '<b >',
+      '<b/>',
+      '<p>',
+      '</p>',
+      '<br>',
+      '<table>',
+      '<script>',
+      '</script>',
+      '<a href="x">',
+      '<x:b>',
+      '<!-- c -->',
+      '<',
+      '&amp;',
+      '&',
+      '\t',
+      '\u00a0',
+      '\u0000',
+      '\u0007',
+      'é',
+    ];
+    let seed = 28;
+    const random = () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    for (let n = 0; n < 20_000; n++) {
+      let html = '';
+      for (let k = 1 + Math.floor(random() * 8); k > 0; k--) {
+        const from = random() < 0.8 ? usual : other;
+        html += from[Math.floor(random() * from.length)];
+      }
+      expect(htmlToText(html), html).toBe(htmlToTextByParser(html));
+    }
+    expect(htmlToText('Rich <b>item</b> <code>0</code>')).toBe('Rich item 0');
   });
 
   it('drops comments, a never-closed one up to its first >, and keeps the text after them', () => {

@@ -35,7 +35,9 @@ export interface XmlNotes {
 
 /** True when the document carries anything this module reports. */
 export function needsAnnotations(source: string): boolean {
-  return source.includes('xml:base') || /\smode\s*=/.test(source);
+  // One expression for both: the regular expression engine skips through the text faster than
+  // indexOf('mode') does.
+  return /xml:base|\smode\s*=/.test(source);
 }
 
 const notesAt = (base: string): ElementNotes => ({ base, childBases: new Map(), linkBases: new Map(), modes: new Map(), key: '' });

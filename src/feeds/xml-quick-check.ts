@@ -1,0 +1,263 @@
+/**
+ * A quick well-formedness check of a feed document: one pass, no allocation but a stack of
+ * offsets, that answers true only for documents the full check (xml-check.ts: fast-xml-parser's
+ * validator, a bare `&` forgiven) accepts too. Pure: no I/O.
+ *
+ * Why: the validator builds a string character by character for every tag name and attribute
+ * list, which cost about a fifth of feedsmith's own parse on every refresh, for a verdict that is
+ * almost always "well-formed".
+ *
+ * Invariant (tested against the validator on malformed and generated documents,
+ * xml-quick-check.test.ts): quickWellFormed(s) ⇒ the validator accepts s. It recognises a strict
+ * subset of what the validator accepts, with the validator's own rules where they are looser than
+ * XML's (it does not check characters in text or attribute values, nor names beyond their shape):
+ *   document  = ws* (pi | comment | doctype | ws)* element (ws | comment | pi)*
+ *   element   = '<' name (ws+ name ws* '=' ws* quoted)* ws* ('/>' | '>' content '</' name ws* '>')
+ *   content   = (text | element | comment | cdata | pi)*
+ * with ASCII names ([A-Za-z_][A-Za-z0-9_.:-]*), no attribute twice on an element, the closing
+ * name equal to the opening one, and in text every `&` either a reference the validator accepts
+ * (`&name;` of at most 20 word characters, `&#…`) or a bare one (as in `AT&T`), which xml-check.ts
+ * forgives. Whitespace is the validator's: space, tab, CR, LF.
+ * Anything else (a second root, a name outside ASCII, an unterminated comment, a doctype inside
+ * the root, text after it, an `<?xml` declaration not at the start...) answers false: not
+ * "malformed", but "ask the validator", which then gives the verdict and its reason. So the verdict
+ * on every document stays the validator's.
+ */
+
+const TAB = 9;
+const LF = 10;
+const CR = 13;
+const SPACE = 32;
+const BANG = 33;
+const DQUOTE = 34;
+const HASH = 35;
+const SQUOTE = 39;
+const DASH = 45;
+const DOT = 46;
+const SLASH = 47;
+const COLON = 58;
+const SEMI = 59;
+const LT = 60;
+const EQ = 61;
+const GT = 62;
+const QUESTION = 63;
+const UNDERSCORE = 95;
+
+const isAlpha = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+const isDigit = (c: number) => c >= 48 && c <= 57;
+/** A word character (\w), what the validator allows in an entity name. */
+const isWord = (c: number) => isAlpha(c) || isDigit(c) || c === UNDERSCORE;
+
+// Character classes by table (ASCII only; anything else is in none of them).
+const WS = 1;
+const NAME_START = 2;
+const NAME_CHAR = 4;
+const CLASS = new Uint8Array(128);
+for (const c of [SPACE, LF, TAB, CR]) CLASS[c] = WS;
+for (let c = 0; c < 128; c++) {
+  if (isAlpha(c) || c === UNDERSCORE) CLASS[c]! |= NAME_START | NAME_CHAR;
+  if (isDigit(c) || c === DASH || c === DOT || c === COLON) CLASS[c]! |= NAME_CHAR;
+}
+const isWs = (c: number) => c < 128 && (CLASS[c]! & WS) !== 0;
+const isNameStart = (c: number) => c < 128 && (CLASS[c]! & NAME_START) !== 0;
+const isNameChar = (c: number) => c < 128 && (CLASS[c]! & NAME_CHAR) !== 0;
+
+/** The end of the name starting at `i` (i itself when there is none). */
+function nameEnd(s: string, i: number): number {
+  if (!isNameStart(s.charCodeAt(i))) return i;
+  let j = i + 1;
+  while (isNameChar(s.charCodeAt(j))) j++;
+  return j;
+}
+
+function skipWs(s: string, i: number): number {
+  while (isWs(s.charCodeAt(i))) i++;
+  return i;
+}
+
+/** True when s[a, a+len) equals s[b, b+len). */
+function sameRange(s: string, a: number, b: number, len: number): boolean {
+  for (let k = 0; k < len; k++) if (s.charCodeAt(a + k) !== s.charCodeAt(b + k)) return false;
+  return true;
+}
+
+/**
+ * The `&` at `i` in text: a reference the validator accepts, or a bare one xml-check.ts forgives
+ * (it rewrites `&` to `&amp;` unless `[A-Za-z][A-Za-z0-9._-]*;`, `#[0-9]+;` or `#x[0-9A-Fa-f]+;`
+ * follows). False for a reference shaped like one that the validator refuses (`&a.b;`, a name
+ * longer than 20 characters).
+ */
+function ampersandAccepted(s: string, i: number): boolean {
+  const c = s.charCodeAt(i + 1);
+  // `&#`: a numeric reference the validator reads (`&#38;`, `&#x26;`), or bare.
+  if (c === HASH || !isAlpha(c)) return true;
+  let j = i + 2;
+  let word = true;
+  for (let d = s.charCodeAt(j); isAlpha(d) || isDigit(d) || d === DOT || d === DASH || d === UNDERSCORE; d = s.charCodeAt(++j)) word &&= isWord(d);
+  if (s.charCodeAt(j) !== SEMI) return true; // bare
+  return word && j - (i + 1) <= 20;
+}
+
+/**
+ * A processing instruction at `i` (`<?`): the index after its `?>`, or -1. It must name a target
+ * (the validator ends `<?>` at once, which this function would not). `<?xml ` is the declaration,
+ * which the validator allows only at the very start.
+ */
+function processingInstruction(s: string, i: number): number {
+  const start = i + 2;
+  if (!isNameStart(s.charCodeAt(start))) return -1;
+  const afterTarget = s.charCodeAt(start + 3);
+  if (i !== 0 && s.startsWith('xml', start) && (afterTarget === QUESTION || afterTarget === SPACE)) return -1;
+  const end = s.indexOf('?>', start);
+  return end === -1 ? -1 : end + 2;
+}
+
+/** A doctype at `i` (`<!DOCTYPE`): the index after it, counting `<` and `>` as the validator does, or -1. */
+function doctype(s: string, i: number): number {
+  let open = 1;
+  for (let j = i + 9; j < s.length; j++) {
+    const c = s.charCodeAt(j);
+    if (c === LT) open++;
+    else if (c === GT && --open === 0) return j + 1;
+  }
+  return -1;
+}
+
+/** Comment (`<!--`) or CDATA section (`<![CDATA[`) at `i`: the index after it, or -1. */
+function commentOrCdata(s: string, i: number): number {
+  if (s.startsWith('<!--', i)) {
+    const end = s.indexOf('-->', i + 4);
+    return end === -1 ? -1 : end + 3;
+  }
+  if (s.startsWith('<![CDATA[', i)) {
+    const end = s.indexOf(']]>', i + 9);
+    return end === -1 ? -1 : end + 3;
+  }
+  return -1;
+}
+
+const MAX_ATTRIBUTES = 64;
+const attrStart = new Int32Array(MAX_ATTRIBUTES);
+const attrLength = new Int32Array(MAX_ATTRIBUTES);
+
+/**
+ * The attributes and end of the start tag whose name ends at `i`: the index after its `>`,
+ * negated (minus one) for a self-closing tag (`/>`), or null when it is not in the subset.
+ */
+function startTagEnd(s: string, i: number): number | null {
+  let count = 0;
+  for (;;) {
+    const c = s.charCodeAt(i);
+    if (c === GT) return i + 1;
+    if (c === SLASH) return s.charCodeAt(i + 1) === GT ? -(i + 2) - 1 : null;
+    if (!isWs(c)) return null; // an attribute must follow whitespace
+    i = skipWs(s, i);
+    const d = s.charCodeAt(i);
+    if (d === GT || d === SLASH) continue;
+    const end = nameEnd(s, i);
+    if (end === i || count === MAX_ATTRIBUTES) return null;
+    const length = end - i;
+    for (let k = 0; k < count; k++) if (attrLength[k] === length && sameRange(s, attrStart[k]!, i, length)) return null;
+    attrStart[count] = i;
+    attrLength[count++] = length;
+    i = skipWs(s, end);
+    if (s.charCodeAt(i) !== EQ) return null;
+    i = skipWs(s, i + 1);
+    const quote = s.charCodeAt(i);
+    if (quote !== DQUOTE && quote !== SQUOTE) return null;
+    const close = s.indexOf(quote === DQUOTE ? '"' : "'", i + 1);
+    if (close === -1) return null;
+    i = close + 1;
+  }
+}
+
+/** After the root element: whitespace, comments and processing instructions only. */
+function epilogueAccepted(s: string, i: number): boolean {
+  for (;;) {
+    i = skipWs(s, i);
+    if (i >= s.length) return true;
+    if (s.charCodeAt(i) !== LT) return false;
+    const next = s.charCodeAt(i + 1);
+    i = next === QUESTION ? processingInstruction(s, i) : next === BANG && s.startsWith('<!--', i) ? commentOrCdata(s, i) : -1;
+    if (i === -1) return false;
+  }
+}
+
+let openStart: Int32Array = new Int32Array(256);
+let openLength: Int32Array = new Int32Array(256);
+
+/** True only when the document is well-formed as xml-check.ts judges it (see the header); false means "ask the validator". */
+export function quickWellFormed(s: string): boolean {
+  let i = 0;
+  // The prolog: declaration, comments, doctype, whitespace.
+  for (;;) {
+    i = skipWs(s, i);
+    if (s.charCodeAt(i) !== LT) return false;
+    const next = s.charCodeAt(i + 1);
+    if (next === QUESTION) i = processingInstruction(s, i);
+    else if (next === BANG) i = s.startsWith('<!DOCTYPE', i) ? doctype(s, i) : s.startsWith('<!--', i) ? commentOrCdata(s, i) : -1;
+    else break;
+    if (i === -1) return false;
+  }
+  // The root element and everything inside it. `i` is at a `<`.
+  let depth = 0;
+  // The next `&` at or after the text being looked at (n: none), so that the document is searched once.
+  let amp = -1;
+  for (;;) {
+    const next = s.charCodeAt(i + 1);
+    if (next === SLASH) {
+      if (depth === 0) return false;
+      // The open element's name, and no more of a name after it (one pass over the characters).
+      const start = i + 2;
+      const length = openLength[depth - 1]!;
+      if (!sameRange(s, openStart[depth - 1]!, start, length) || isNameChar(s.charCodeAt(start + length))) return false;
+      i = skipWs(s, start + length);
+      if (s.charCodeAt(i) !== GT) return false;
+      i++;
+      if (--depth === 0) return epilogueAccepted(s, i);
+    } else if (next === BANG) {
+      if (depth === 0) return false;
+      i = commentOrCdata(s, i);
+      if (i === -1) return false;
+    } else if (next === QUESTION) {
+      if (depth === 0) return false;
+      i = processingInstruction(s, i);
+      if (i === -1) return false;
+    } else {
+      const start = i + 1;
+      const end = nameEnd(s, start);
+      if (end === start) return false;
+      const after = startTagEnd(s, end);
+      if (after === null) return false;
+      if (after < 0) {
+        i = -after - 1;
+        if (depth === 0) return epilogueAccepted(s, i);
+      } else {
+        if (depth === openStart.length) {
+          openStart = growInt32(openStart);
+          openLength = growInt32(openLength);
+        }
+        openStart[depth] = start;
+        openLength[depth++] = end - start;
+        i = after;
+      }
+    }
+    // Text up to the next markup: its every `&` accepted.
+    const lt = s.indexOf('<', i);
+    if (lt === -1) return false;
+    if (amp < i) amp = indexOrEnd(s, '&', i);
+    for (; amp < lt; amp = indexOrEnd(s, '&', amp + 1)) if (!ampersandAccepted(s, amp)) return false;
+    i = lt;
+  }
+}
+
+function indexOrEnd(s: string, search: string, from: number): number {
+  const at = s.indexOf(search, from);
+  return at === -1 ? s.length : at;
+}
+
+function growInt32(a: Int32Array): Int32Array {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
+}
