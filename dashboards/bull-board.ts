@@ -11,19 +11,29 @@
  *
  * It is an express app mounted beside the API's dispatcher for every path under /admin
  * (src/http/express-mount.ts); the request wrapper gives its answers their request id and
- * security headers and maps the errors it passes on (JSON 401/403/500).
+ * security headers and maps the errors it passes on (JSON 401/403/500, 503 for an outage).
+ *
+ * The board keeps the platform's rules: its buttons that change jobs are answered by the platform
+ * first (board-actions.ts: the job console's chain replays, the board's rules in board-rules.ts),
+ * and each queue is shown through board-queue-adapter.ts (payload schema, a crawl's flow from the
+ * crawl's own page). Its Workers panel names the processes serving a queue (`<role>@<instance>`,
+ * src/queues/create-worker.ts) and its graphs read BullMQ's per-minute worker metrics.
  */
 import express, { type Request, type Response } from 'express';
 import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { errorHandler as boardErrorHandler } from '@bull-board/api/dist/handlers/error.js';
 import { ExpressAdapter } from '@bull-board/express';
-import type { Queue } from 'bullmq';
 import { roleAllows } from '../src/auth/roles.js';
+import { dependencyDown } from '../src/lib/dependency-down.js';
 import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../src/errors.js';
 import { cookieToken, SESSION_COOKIE } from '../src/http/authenticate.js';
 import { expressApp, type ExpressMount, type MountContext } from '../src/http/express-mount.js';
 import { findTextProblem } from '../src/http/input-checks.js';
 import type { AuthInfo } from '../src/http/route.js';
+import type { JobInspector } from '../src/queues/job-inspector.js';
+import type { QueueRegistry } from '../src/queues/registry.js';
+import { boardActions } from './board-actions.js';
+import { PlatformQueueAdapter } from './board-queue-adapter.js';
 
 export const BOARD_PATH = '/admin/queues';
 const LOGIN_PATH = '/admin/login';
@@ -55,8 +65,13 @@ ${error ? `<p class="error" id="login-error">${escapeHtml(error)}</p>` : ''}
 }
 
 export interface BullBoardOptions {
-  queues: Queue[];
+  /** Every queue of the layout is shown (partitions and older layouts included). */
+  queues: QueueRegistry;
+  /** The job console the REST routes use, wired with the chains' handlers (src/runtime/api-wiring.ts). */
+  jobs: JobInspector;
   cookieSecure: boolean;
+  /** Largest JSON body of the board's actions (HTTP_BODY_LIMIT). */
+  bodyLimit: number;
 }
 
 /** The mount of the API app (src/http/app.ts `mounts`): everything under /admin. */
@@ -66,9 +81,16 @@ export function bullBoardMount(options: BullBoardOptions): (context: MountContex
     const serverAdapter = new ExpressAdapter();
     serverAdapter.setBasePath(BOARD_PATH);
     createBullBoard({
-      queues: options.queues.map((q) => new BullMQAdapter(q, { delimiter: '.' })), // partitions (crawl.0, crawl.1, ...) grouped under their queue
+      queues: options.queues.all().map((q) => new PlatformQueueAdapter(q, options.queues.targetOf(q).key)),
       serverAdapter,
       options: { uiConfig: { boardTitle: 'worker-platform', miscLinks: [{ text: 'Sign out', url: LOGOUT_PATH }] } },
+    });
+    // A Redis (or database) outage is the platform's 503 naming it, with Retry-After, not the
+    // board's 500: thrown on from the board's error handler, such an error reaches the mount's
+    // error mapping (src/http/error-reply.ts).
+    serverAdapter.setErrorHandler((err) => {
+      if (dependencyDown(err)) throw err;
+      return boardErrorHandler(err);
     });
 
     const cookie = (token: string, maxAgeSeconds: number) =>
@@ -137,6 +159,7 @@ export function bullBoardMount(options: BullBoardOptions): (context: MountContex
         next(err);
       });
     });
+    app.use(BOARD_PATH, boardActions({ jobs: options.jobs, queues: options.queues, bodyLimit: options.bodyLimit }));
     app.use(BOARD_PATH, serverAdapter.getRouter());
     return { prefix: '/admin', app };
   };

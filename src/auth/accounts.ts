@@ -15,7 +15,6 @@ import type { User } from '../generated/prisma/client.js';
 import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import type { AuthService } from './auth-service.js';
 import { API_KEY_REVOKED, userState, type CredentialStates } from './credential-state.js';
-import { hashPassword } from './passwords.js';
 import type { Role } from './roles.js';
 
 export interface UserView {
@@ -48,7 +47,7 @@ export class Accounts {
   async create(input: { username: string; password: string; role: Role }): Promise<UserView> {
     try {
       const user = await this.deps.prisma.user.create({
-        data: { username: input.username, passwordHash: await hashPassword(input.password), role: input.role },
+        data: { username: input.username, passwordHash: await this.deps.auth.hashPassword(input.password), role: input.role },
       });
       return userView(user);
     } catch (err) {
@@ -98,7 +97,7 @@ export class Accounts {
     const existing = await prisma.user.findUnique({ where: { username } });
     if (!existing) {
       try {
-        await prisma.user.create({ data: { username, passwordHash: await hashPassword(password), role: 'admin' } });
+        await prisma.user.create({ data: { username, passwordHash: await auth.hashPassword(password), role: 'admin' } });
       } catch (err) {
         if (!isUniqueViolation(err)) throw err; // another process created it at the same time
       }
@@ -139,7 +138,7 @@ export class Accounts {
     serializeAdminChanges = false,
   ): Promise<User> {
     const { prisma, states } = this.deps;
-    const passwordHash = changes.password !== undefined ? await hashPassword(changes.password) : undefined;
+    const passwordHash = changes.password !== undefined ? await this.deps.auth.hashPassword(changes.password) : undefined;
     try {
       return await prisma.$transaction(async (tx) => {
         // Changes that may take away an admin run one at a time, so two of them cannot each leave the

@@ -1,6 +1,14 @@
 /**
  * Login, logout and credential checks, orchestrated over the token service, API keys, the users
- * table, the login rate limit, the logout blacklist and the credential states.
+ * table, the login rate limit, the password threads, the logout blacklist and the credential states.
+ *
+ * A login: (1) its attempt is counted per client address and per (user name, address), atomically,
+ * before anything else (429 beyond either limit: login-rate-limit.ts); (2) the user is read; (3) its
+ * password is compared on a password thread, at most AUTH_PASSWORD_THREADS at once (429 `login_busy`
+ * beyond the wait line: password-hasher.ts), against a dummy hash when the user does not exist;
+ * (4) an unknown user, a wrong password and a disabled user all get the same 401
+ * `invalid_credentials`, so the answer never confirms a password; only a match of an enabled user
+ * takes its attempt back.
  *
  * A request's credential is current when its session is not logged out (blacklist) and the state
  * of its user (tokens) or key (API keys) in Redis is the one it carries (credential-state.ts):
@@ -17,9 +25,10 @@ import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import { ApiKeyVerifier } from './api-key-verifier.js';
 import { looksLikeApiKey } from './api-key-format.js';
 import { loginAddressKey } from './client-address.js';
-import { API_KEY_REVOKED, CredentialStates, MISSING, userState, type CredentialRef } from './credential-state.js';
+import { API_KEY_REVOKED, CredentialStates, MISSING, tokenState, userState, type CredentialRef } from './credential-state.js';
 import { LoginRateLimit } from './login-rate-limit.js';
-import { DUMMY_HASH, verifyPassword } from './passwords.js';
+import { PasswordChecksBusyError, PasswordHasher } from './password-hasher.js';
+import { DUMMY_HASH } from './passwords.js';
 import { Revocation, TokenRevokedError } from '../revocation/revocation.js';
 import type { Role } from './roles.js';
 import { SessionBlacklist } from './session-blacklist.js';
@@ -30,7 +39,11 @@ export interface AuthSettings {
   tokenTtlSeconds: number;
   failOpen: boolean;
   loginMaxAttempts: number;
+  loginAddressMaxAttempts: number;
   loginWindowSeconds: number;
+  passwordThreads: number;
+  passwordQueueMax: number;
+  passwordWaitMs: number;
 }
 
 /** Who a request acts as, from its token or API key. */
@@ -60,19 +73,42 @@ export class AuthService {
   readonly states: CredentialStates;
   private readonly blacklist: SessionBlacklist;
   private readonly rateLimit: LoginRateLimit;
+  private readonly hasher: PasswordHasher;
   private readonly apiKeys: ApiKeyVerifier;
   private readonly passwordChecks: Counter<'outcome'>;
+  private readonly refusedAttempts: Counter<'reason'>;
 
   constructor(private readonly deps: { prisma: PrismaClient; redis: RedisClient; keys: Keys; settings: AuthSettings; metrics: Metrics }) {
     const s = deps.settings;
     this.tokens = new TokenService(s.jwtSecret, s.tokenTtlSeconds);
     this.states = new CredentialStates(deps);
     this.blacklist = new SessionBlacklist(deps.redis, deps.keys);
-    this.rateLimit = new LoginRateLimit(deps.redis, deps.keys, s.loginMaxAttempts, s.loginWindowSeconds);
+    this.rateLimit = new LoginRateLimit(
+      deps.redis,
+      deps.keys,
+      { addressMax: s.loginAddressMaxAttempts, pairMax: s.loginMaxAttempts, windowSeconds: s.loginWindowSeconds },
+      s.failOpen,
+    );
+    this.hasher = new PasswordHasher({ threads: s.passwordThreads, queueMax: s.passwordQueueMax, waitMs: s.passwordWaitMs });
     this.apiKeys = new ApiKeyVerifier(deps.prisma);
     this.passwordChecks = deps.metrics.counter('wp_auth_password_checks_total', 'Password hashes compared (logins and password changes), by outcome.', [
       'outcome',
     ]);
+    this.refusedAttempts = deps.metrics.counter(
+      'wp_auth_login_refused_total',
+      'Logins and password changes refused before their password check: rate_limited (per address or user name and address), busy (no password thread free in time).',
+      ['reason'],
+    );
+  }
+
+  /** Ends the password threads (the API role's stop). */
+  close(): Promise<void> {
+    return this.hasher.close();
+  }
+
+  /** A bcrypt hash of a new password, made on a password thread. */
+  hashPassword(password: string): Promise<string> {
+    return this.hasher.hash(password);
   }
 
   /** Runs a Redis step; an outage is 503 (fail secure) or `fallback` with AUTH_FAIL_OPEN. Other errors are thrown as they are. */
@@ -86,9 +122,13 @@ export class AuthService {
     }
   }
 
-  /** Compares a password with a hash (a dummy hash when the user does not exist, so timing tells nothing); counted in wp_auth_password_checks_total. */
+  /**
+   * Compares a password with a hash on a password thread (a dummy hash when the user does not
+   * exist, so timing tells nothing); counted in wp_auth_password_checks_total. Throws
+   * PasswordChecksBusyError (429) when no thread is free in time.
+   */
   async checkPassword(password: string, hash: string | undefined): Promise<boolean> {
-    const ok = await verifyPassword(password, hash ?? DUMMY_HASH);
+    const ok = await this.hasher.compare(password, hash ?? DUMMY_HASH);
     const matched = ok && hash !== undefined;
     this.passwordChecks.inc({ outcome: matched ? 'match' : 'mismatch' });
     return matched;
@@ -96,31 +136,51 @@ export class AuthService {
 
   /**
    * A password check within the login rate limit: the attempt is counted first (atomically, per
-   * user name and client address), and only an attempt within the limit has its password checked
-   * (429 otherwise). A successful check takes its attempt back. Used by login and password change.
+   * client address and per user name and address), and only an attempt within the limits has its
+   * password checked (429 otherwise). The user is returned when the password matches and `usable`
+   * accepts it; only then is the attempt taken back (a disabled user's right password counts as a
+   * failure, so the limit does not tell it apart either). Used by login and password change.
    */
   async checkPasswordLimited<U extends { passwordHash: string }>(
     username: string,
     password: string,
     ip: string | undefined,
     load: () => Promise<U | null>,
+    usable: (user: U) => boolean = () => true,
   ): Promise<U | undefined> {
     const address = loginAddressKey(ip);
-    const verdict = await this.redisStep(() => this.rateLimit.count(username, address), { allowed: true as const }, 'the login rate limit cannot be checked');
+    const verdict = await this.rateLimit.count(username, address);
     if (!verdict.allowed) {
+      this.refusedAttempts.inc({ reason: 'rate_limited' });
       const wait = verdict.retryAfterSeconds;
       throw new RateLimitedError('too_many_attempts', `too many failed attempts; try again in ${wait} s`, wait);
     }
-    const user = await load();
-    if (!(await this.checkPassword(password, user?.passwordHash)) || !user) return undefined;
-    await this.redisStep(() => this.rateLimit.succeeded(username, address), undefined, 'the login rate limit cannot be updated');
+    let matched: boolean;
+    let user: U | null;
+    try {
+      user = await load();
+      matched = await this.checkPassword(password, user?.passwordHash);
+    } catch (err) {
+      // No password was checked: the attempt is not the client's failure.
+      if (err instanceof PasswordChecksBusyError) this.refusedAttempts.inc({ reason: 'busy' });
+      await this.rateLimit.giveBack(username, address).catch(() => undefined);
+      throw err;
+    }
+    if (!matched || !user || !usable(user)) return undefined;
+    await this.rateLimit.giveBack(username, address);
     return user;
   }
 
   async login(username: string, password: string, ip: string | undefined): Promise<{ token: string; expiresAt: string; role: Role }> {
-    const user = await this.checkPasswordLimited(username, password, ip, () => this.deps.prisma.user.findUnique({ where: { username } }));
-    if (!user) throw new UnauthenticatedError('invalid_credentials', 'unknown user or wrong password');
-    if (user.disabled) throw new UnauthenticatedError('user_disabled', 'this user is disabled');
+    const user = await this.checkPasswordLimited(
+      username,
+      password,
+      ip,
+      () => this.deps.prisma.user.findUnique({ where: { username } }),
+      (u) => !u.disabled,
+    );
+    // One answer for an unknown user, a wrong password and a disabled user: it never confirms a password.
+    if (!user) throw new UnauthenticatedError('invalid_credentials', 'unknown user, wrong password or disabled user');
     // The state the token will be compared with, stored now so that requests need no database read.
     await this.redisStep(() => this.states.raise({ kind: 'user', id: user.id }, userState(user)), '', 'the login cannot be recorded');
     const { token, claims } = await this.tokens.issue(user);
@@ -245,7 +305,7 @@ function tokenPrincipal(claims: TokenClaims): Principal {
     sessionId: claims.sessionId,
     exp: claims.exp,
     credential: { kind: 'user', id: claims.userId },
-    expectedState: String(claims.version),
+    expectedState: tokenState(claims),
   };
 }
 
@@ -257,5 +317,11 @@ export function assertCurrent(principal: Principal, state: string): void {
   }
   if (state === MISSING) throw new UnauthenticatedError('unknown_user', "the token's user does not exist");
   if (state.endsWith(':disabled')) throw new UnauthenticatedError('user_disabled', "the token's user is disabled");
+  if (versionOf(state) === versionOf(principal.expectedState)) {
+    // The version the account has, with another role: the token was not issued by this platform as it is.
+    throw new UnauthenticatedError('invalid_token', "the token's role is not its user's");
+  }
   throw new UnauthenticatedError('token_revoked', 'the token was ended by a password or role change; log in again');
 }
+
+const versionOf = (state: string) => state.split(':', 1)[0];

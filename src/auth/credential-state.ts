@@ -3,8 +3,12 @@
  * carries, so that a change ends the credential everywhere at once, with no database read per
  * request.
  *
- * A user's state (`auth:user:{id}`) is its token version, "<version>", or "<version>:disabled";
- * a token is current while the state equals the version it carries. An API key's state
+ * A user's state (`auth:user:{id}`) is its token version and role, "<version>:admin" or
+ * "<version>:user", or "<version>:disabled"; a token is current while the state equals the version
+ * and role it carries, so the role a request acts with is the account's current one, whatever the
+ * token says (a token signed with a leaked secret that claims `admin` for a user is refused), read
+ * in the same step as the version (no extra round trip, and none at all on the hot routes, whose
+ * script compares the whole state). An API key's state
  * (`auth:key:{id}`) is "1" while active and "2:revoked". A credential whose row does not exist
  * reads "0:missing" (kept MISSING_TTL_SECONDS). The database is the source: a state missing from
  * Redis (first use, Redis lost its data) is read from the database and stored.
@@ -14,11 +18,16 @@
  * a higher number (RAISE), so a fill that read the database just before a change cannot put the
  * old state back after it. A change stores its new state before its transaction commits
  * (accounts.ts): if Redis cannot take it, nothing changes.
+ *
+ * A user state of an earlier release, "<version>" alone (no role), reads as missing and is
+ * replaced by the same version with its role (RAISE takes an equal number over a state with no
+ * flag), so tokens issued before an upgrade stay current.
  */
 import type { PrismaClient } from '../db/client.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
+import type { Role } from './roles.js';
 
 export const MISSING_TTL_SECONDS = 300;
 export const API_KEY_ACTIVE = '1';
@@ -28,10 +37,18 @@ export const MISSING = '0:missing';
 const RAISE = RedisScript.load('credential-raise', new URL('./credential-raise.lua', import.meta.url), { keys: ['state'], args: ['newState', 'ttlSeconds'] });
 
 /** A user's state from its row (undefined: no such user). */
-export function userState(row: { tokenVersion: number; disabled: boolean } | null | undefined): string {
+export function userState(row: { tokenVersion: number; disabled: boolean; role: Role } | null | undefined): string {
   if (!row) return MISSING;
-  return row.disabled ? `${row.tokenVersion}:disabled` : String(row.tokenVersion);
+  return row.disabled ? `${row.tokenVersion}:disabled` : `${row.tokenVersion}:${row.role}`;
 }
+
+/** The state a token carries: the version and role it was issued with. */
+export function tokenState(claims: { version: number; role: Role }): string {
+  return `${claims.version}:${claims.role}`;
+}
+
+/** A user state of an earlier release: the version alone. */
+const LEGACY_USER_STATE = /^\d+$/;
 
 /** An API key's state from its row (undefined: no such key). */
 export function apiKeyState(row: { revokedAt: Date | null } | null | undefined): string {
@@ -50,7 +67,8 @@ export class CredentialStates {
 
   /** The state held in Redis, undefined when Redis holds none. Throws when Redis cannot answer. */
   async cached(ref: CredentialRef): Promise<string | undefined> {
-    return (await this.deps.redis.get(this.key(ref))) ?? undefined;
+    const state = (await this.deps.redis.get(this.key(ref))) ?? undefined;
+    return ref.kind === 'user' && state !== undefined && LEGACY_USER_STATE.test(state) ? undefined : state;
   }
 
   /** The state, read from the database and stored when Redis holds none. */
@@ -67,7 +85,7 @@ export class CredentialStates {
   async fromDatabase(ref: CredentialRef): Promise<string> {
     const { prisma } = this.deps;
     if (ref.kind === 'user') {
-      return userState(await prisma.user.findUnique({ where: { id: ref.id }, select: { tokenVersion: true, disabled: true } }));
+      return userState(await prisma.user.findUnique({ where: { id: ref.id }, select: { tokenVersion: true, disabled: true, role: true } }));
     }
     return apiKeyState(await prisma.apiKey.findUnique({ where: { id: ref.id }, select: { revokedAt: true } }));
   }

@@ -1,14 +1,12 @@
-import bcrypt from 'bcryptjs';
+/**
+ * Password hashes: bcrypt (bcryptjs's format, `$2b$10$…`), cost 10. The hashing and comparing
+ * itself runs on worker threads (password-hasher.ts), never on the event loop.
+ */
 
-const ROUNDS = 10;
+export const BCRYPT_ROUNDS = 10;
 
-export function hashPassword(password: string): Promise<string> {
-  return bcrypt.hash(password, ROUNDS);
-}
-
-export function verifyPassword(password: string, hash: string): Promise<boolean> {
-  return bcrypt.compare(password, hash);
-}
-
-/** A hash to compare against when the user does not exist, so timing does not reveal it. */
-export const DUMMY_HASH = bcrypt.hashSync('not-a-real-password', ROUNDS);
+/**
+ * A hash to compare against when the user does not exist, so timing does not reveal it: the hash
+ * of a random password nobody kept, at the same cost as real ones (so the check costs the same).
+ */
+export const DUMMY_HASH = '$2b$10$LlbnO/RPmrcdZTt8juXbnuBJ1p6okN6oH4Uzxe2nfU0wK.9fEWcgm';

@@ -47,6 +47,11 @@ export const optionalStr = () =>
     .string()
     .optional()
     .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+/** An integer, or undefined when unset (the setting's doc says what unset means). */
+export const optionalInt = (min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  optionalStr()
+    .transform((v) => (v === undefined ? undefined : Number(v)))
+    .pipe(z.number().int().min(min).max(max).optional());
 export const bool = () =>
   z
     .string()

@@ -12,6 +12,7 @@ import { coreSettings, databaseSettings, httpSettings, queueSettings, redisSetti
 import { poolSettings } from './pools.js';
 import { weakSecretReason } from './secret-strength.js';
 import { parseShardSpec } from '../queues/partitions.js';
+import { redisSettingsProblem } from './redis-settings-check.js';
 
 /**
  * The one configuration schema. Each group is one file beside this one; every setting has its
@@ -82,13 +83,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (err) {
     throw new ConfigError('WORKER_SHARDS', (err as Error).message);
   }
-  if (config.redis.url && config.redis.clusterNodes) {
-    throw new ConfigError('REDIS_CLUSTER_NODES', 'set either REDIS_URL or REDIS_CLUSTER_NODES, not both');
+  if (config.database.queryTimeoutMs && config.database.statementTimeoutMs && config.database.queryTimeoutMs <= config.database.statementTimeoutMs) {
+    // The server's statement timeout must fire first: a query it cancels is a refused statement,
+    // one the client gives up on is an outage (and a job meeting it waits instead of failing).
+    throw new ConfigError('DATABASE_QUERY_TIMEOUT_MS', 'must exceed DATABASE_STATEMENT_TIMEOUT_MS (or be 0)');
   }
+  if (config.http.headersTimeoutMs > config.http.receiveTimeoutMs) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS', 'must not exceed HTTP_RECEIVE_TIMEOUT_MS');
+  }
+  if (config.http.trustedProxies.length && config.http.trustProxy > 1) {
+    throw new ConfigError('HTTP_TRUST_PROXY', 'a hop count and HTTP_TRUSTED_PROXIES are both set: use one of them (HTTP_TRUSTED_PROXIES preferred)');
+  }
+  const redisProblem = redisSettingsProblem(config);
+  if (redisProblem) throw new ConfigError(redisProblem.variable, redisProblem.message);
   config.derived = {
     instanceId: config.core.instanceId ?? `${os.hostname()}-${process.pid}`,
     dataDir: path.resolve(config.core.dataDir),
-    embeddedRedis: !config.redis.url && !config.redis.clusterNodes,
+    embeddedRedis: !config.redis.url && !config.redis.clusterNodes && !config.redis.sentinels,
     embeddedDatabase: !config.database.url,
   };
   return config;

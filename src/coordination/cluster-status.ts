@@ -2,13 +2,15 @@
  * What GET /api/cluster shows: the leader (holder of LEADER_TASK's lease), the published config
  * version, every singleton task with its holder, the live instances, and the answering process's
  * own view (the tasks it leads, the config it runs on). With Redis unreachable only the own view
- * is known; `redis` says so. The JSON names a singleton task `work` (leases[].work,
+ * is known; `redis` says so. `settingsDisagreements` lists the fleet settings (fleet-settings.ts)
+ * the live instances do not agree on, each value by its digest with the instances using it. The JSON names a singleton task `work` (leases[].work,
  * self.leads[].work, instances[].works), as the API always has.
  */
 import { LEADER_TASK, type Leadership } from './leadership.js';
 import type { SharedConfigView } from './shared-config.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
+import { settingDisagreements, type SettingDisagreement } from './fleet-settings.js';
 import { listInstances, type InstanceInfo } from './instance-registry.js';
 import { parseLeaseValue } from './lease-scripts.js';
 import { SharedConfigStore } from './shared-config-store.js';
@@ -18,6 +20,7 @@ export interface ClusterStatus {
   configVersion: number | null;
   leases: { work: string; holder: string | null; token: number | null }[];
   instances: InstanceInfo[];
+  settingsDisagreements: SettingDisagreement[];
   self: {
     id: string;
     leads: { work: string; token: number; since: string }[];
@@ -52,8 +55,16 @@ export async function clusterStatus(deps: ClusterStatusDeps): Promise<ClusterSta
         return { work: task, holder: holder?.instanceId ?? null, token: holder?.token ?? null };
       }),
     );
-    return { leader: leases.find((l) => l.work === LEADER_TASK)?.holder ?? null, configVersion, leases, instances, self, redis: 'ok' };
+    return {
+      leader: leases.find((l) => l.work === LEADER_TASK)?.holder ?? null,
+      configVersion,
+      leases,
+      instances,
+      settingsDisagreements: settingDisagreements(instances),
+      self,
+      redis: 'ok',
+    };
   } catch {
-    return { leader: null, configVersion: null, leases: [], instances: [], self, redis: 'unreachable' };
+    return { leader: null, configVersion: null, leases: [], instances: [], settingsDisagreements: [], self, redis: 'unreachable' };
   }
 }

@@ -34,6 +34,8 @@ export interface InstanceDetails {
   works: string[];
   leads: string[];
   config: { version: number | null; source: 'shared' | 'local' | null };
+  /** Digests of the fleet settings its roles use (fleet-settings.ts); absent from older processes. */
+  settings?: Record<string, string>;
 }
 
 export interface InstanceInfo extends InstanceDetails {
@@ -63,7 +65,7 @@ export interface InstanceRegistryDeps {
 }
 
 export class InstanceRegistry {
-  private membership: { roles: string[]; queues: string[] } | undefined;
+  private membership: { roles: string[]; queues: string[]; settings: Record<string, string> } | undefined;
   private readonly startedAt = new Date().toISOString();
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
@@ -77,17 +79,17 @@ export class InstanceRegistry {
     });
   }
 
-  /** Registers this process with its roles and queues and starts the heartbeat. */
-  start(membership: { roles: string[]; queues: string[] }): void {
-    this.membership = { roles: [...new Set(membership.roles)], queues: [...new Set(membership.queues)] };
+  /** Registers this process with its roles, queues and fleet setting digests, and starts the heartbeat. */
+  start(membership: { roles: string[]; queues: string[]; settings?: Record<string, string> }): void {
+    this.membership = { roles: [...new Set(membership.roles)], queues: [...new Set(membership.queues)], settings: membership.settings ?? {} };
     void this.beat();
     this.timer = setInterval(() => void this.beat(), Math.max(100, Math.floor(this.deps.ttlMs / 3)));
     this.timer.unref();
   }
 
   details(): InstanceDetails {
-    const { roles, queues } = this.membership ?? { roles: [], queues: [] };
-    return { id: this.deps.instanceId, roles, queues, host: os.hostname(), pid: process.pid, startedAt: this.startedAt, ...this.deps.status() };
+    const { roles, queues, settings } = this.membership ?? { roles: [], queues: [], settings: {} };
+    return { id: this.deps.instanceId, roles, queues, host: os.hostname(), pid: process.pid, startedAt: this.startedAt, ...this.deps.status(), settings };
   }
 
   /** Stops the heartbeat and removes this instance from the registry. Idempotent. */

@@ -17,6 +17,7 @@ describe('isDatabaseUnavailable', () => {
     [new Error('Connection terminated unexpectedly'), true],
     [new Error('timeout exceeded when trying to connect'), true],
     [new Error('Connection terminated due to connection timeout'), true],
+    [new Error('Query read timeout'), true],
     [new Error('Client was closed and is not queryable'), true],
     [new Error('Client has encountered a connection error and is not queryable'), true],
     [new Error('Cannot use a pool after calling end on the pool'), true],

@@ -7,7 +7,9 @@
  * - from the pg driver or pool: a socket error code (ECONNREFUSED, ...), a server error with a
  *   SQLSTATE of the connection class (08xxx), a shutdown or start-up (57P01-57P03), too many
  *   connections (53300), or a message of the driver (`Connection terminated unexpectedly`,
- *   `timeout exceeded when trying to connect`, a client or pool used after its end);
+ *   `timeout exceeded when trying to connect`, `Query read timeout`: no answer within the
+ *   client-side query timeout, as from a frozen server, see client.ts; a client or pool used
+ *   after its end);
  * - from Prisma over @prisma/adapter-pg: P1001 (cannot reach), P1002 (timed out), P1017 (server
  *   closed the connection), or any code with `meta.driverAdapterError.cause` (a raw query is
  *   P2010) whose kind is DatabaseNotReachable, ConnectionClosed, SocketTimeout or
@@ -22,7 +24,7 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
 const PRISMA_UNREACHABLE = new Set(['P1001', 'P1002', 'P1017']);
 const ADAPTER_UNREACHABLE = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
 const DRIVER_MESSAGE =
-  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Cannot use a pool after calling end/i;
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed|Cannot use a pool after calling end/i;
 
 function isUnavailableSqlState(code: string): boolean {
   return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300';

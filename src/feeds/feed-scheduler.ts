@@ -155,7 +155,9 @@ export class FeedScheduler {
     const wait = reserve ? await this.deps.gate.reserve(domain, jobId) : 0;
     const data = this.deps.queues.validate('feedRefresh', { feedId, trigger, ...(domain ? { domain } : {}) } satisfies FeedRefreshPayload);
     const queue = await this.placement(feedId, opts.deduplication!.id);
-    const job: Job = await queue.add(`refresh-${trigger}`, data, wait > 0 ? { ...opts, delay: wait, priority: 0 } : opts);
+    const job: Job = await this.deps.queues.confirmed(queue, () =>
+      queue.add(`refresh-${trigger}`, data, wait > 0 ? { ...opts, delay: wait, priority: 0 } : opts),
+    );
     const created = job.id === jobId;
     if (reserve && !created) await this.handOver(domain, await this.deps.gate.cancel(domain, jobId));
     return { taskId: job.id!, created };

@@ -29,8 +29,6 @@ export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> 
   const worker = createWorker(ctx, 'feedRefresh', processor, {
     concurrency: settings.concurrency,
     bullmq: {
-      // Shown as the job's processedBy (Bull Board, /api/queues/feed-refresh/jobs/:id).
-      name: ctx.instanceId,
       // A refresh stalls only when its process dies; give the job a second chance before failing it.
       maxStalledCount: 2,
       settings: {

@@ -6,12 +6,14 @@
  * only) also the session cookie its login page sets. With `deferRevocation` (the hot routes) the
  * logout blacklist and credential state are left to the handler's own Redis script
  * (AuthInfo.revocation, src/revocation/revocation.ts), and a credential this process has verified
- * before is answered without a promise.
+ * before is answered without a promise. A header value that is not UTF-8 is refused first (400
+ * naming the header, json-body.ts), so no route reads one.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthService } from '../auth/auth-service.js';
 import { UnauthenticatedError } from '../errors.js';
+import { checkHeaderText } from './json-body.js';
 import type { AuthInfo } from './route.js';
 
 export const SESSION_COOKIE = 'wp_session';
@@ -46,6 +48,7 @@ export type Authenticate = (headers: IncomingHttpHeaders, options?: Authenticate
 
 export function authenticator(auth: AuthService): Authenticate {
   return (headers, options = {}) => {
+    checkHeaderText(headers);
     const token = bearerToken(headers.authorization) ?? (options.allowCookie ? cookieToken(headers.cookie) : undefined);
     if (!token) throw new UnauthenticatedError('unauthenticated', 'an Authorization: Bearer <token> header is required');
     if (options.deferRevocation) return auth.verifyKnownDeferred(token) ?? auth.verify(token, { deferBlacklist: true });

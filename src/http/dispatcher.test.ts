@@ -15,7 +15,7 @@ import { NotFoundError, UnauthenticatedError } from '../errors.js';
 import { Metrics } from '../metrics/metrics.js';
 import type { Authenticate } from './authenticate.js';
 import { staticToken } from './authenticate.js';
-import { clientAddress } from './client-address.js';
+import { clientAddress, proxyTrust } from './client-address.js';
 import { dispatcher } from './dispatcher.js';
 import { RequestWrapper } from './request-wrapper.js';
 import { defineRoute, idParam, type AuthInfo } from './route.js';
@@ -131,7 +131,7 @@ beforeAll(async () => {
     },
   });
   const wrapper = new RequestWrapper({ logger: pino({ level: 'info' }, sink), metrics, accessLog: false });
-  const dispatch = dispatcher(routes, { authenticate, bodyLimit: 1024, clientAddress: clientAddress(true) });
+  const dispatch = dispatcher(routes, { authenticate, bodyLimit: 1024, clientAddress: clientAddress(proxyTrust(0, ['127.0.0.1', '10.0.0.0/8'])) });
   server = http.createServer((req, res) => {
     const ex = wrapper.begin(req, res);
     if (!dispatch(ex)) ex.fail(new NotFoundError('not_found', `no route for ${req.method} ${ex.pathname}`));
@@ -328,7 +328,7 @@ describe('dispatcher', () => {
     expect(text).toMatch(/wp_http_requests_total\{method="PUT",route="\/api\/things\/:id",status="405"\} \d+/);
   });
 
-  it("gives handlers the client's address: the first X-Forwarded-For entry when proxies are trusted", async () => {
+  it("gives handlers the client's address: the right-most X-Forwarded-For entry that is not a trusted proxy", async () => {
     expect((await call('GET', '/api/whoami', { headers: { 'x-forwarded-for': ' , 203.0.113.9, 10.0.0.1' } })).body).toEqual({ ip: '203.0.113.9' });
     expect((await call('GET', '/api/whoami')).body).toEqual({ ip: '127.0.0.1' });
   });

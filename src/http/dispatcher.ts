@@ -6,7 +6,8 @@
  *   2. the role: 403 on an admin route for another role (before any body is read);
  *   3. the JSON body, when the route declares one (json-body.ts: 400/413/415);
  *   4. params, query and body through the route's schemas (route-input.ts: 400 naming the field);
- *   5. the handler, with that input; on `revocation: 'in-handler'` routes the credential check the
+ *   5. the handler, with that input (unless the deadline answered the request meanwhile, see
+ *      request-wrapper.ts); on `revocation: 'in-handler'` routes the credential check the
  *      handler's script did not take is made before answering;
  *   6. its Reply, or its error, written by the request's Exchange (request-wrapper.ts).
  *
@@ -68,6 +69,9 @@ async function serve(route: AnyRoute, params: Record<string, string>, ex: Exchan
       throw new ForbiddenError('forbidden', `${route.method.toUpperCase()} ${route.path} is for admins`);
     }
     const body = route.body ? await readJsonBody(req, options.bodyLimit) : undefined;
+    // Answered at its deadline while its credential or body was still coming: the caller was told
+    // 503, so nothing of it may happen now.
+    if (ex.expired) return;
     const input = validateInput(route, params, req.url!, body);
     const reply = await route.handler(new Input(input.params, input.query, input.body, auth, req, options.clientAddress));
     // A handler that left the credential check unused must not answer without it.

@@ -12,7 +12,7 @@ import {
   UnavailableError,
 } from '../errors.js';
 import { PayloadError } from '../queues/registry.js';
-import { errorReply } from './error-reply.js';
+import { errorReply, RETRY_AFTER_SECONDS } from './error-reply.js';
 import { HttpError } from './http-error.js';
 
 describe('errorReply', () => {
@@ -23,8 +23,6 @@ describe('errorReply', () => {
     [new NotFoundError('feed_not_found', 'no feed 7', { field: 'id' }), 404, { code: 'feed_not_found', message: 'no feed 7', field: 'id' }],
     [new ConflictError('feed_exists', 'already', { field: 'url' }), 409, { code: 'feed_exists', message: 'already', field: 'url' }],
     [new InvalidStateError('ip_inactive', 'inactive', { field: 'id' }), 409, { code: 'ip_inactive', message: 'inactive', field: 'id' }],
-    [new UnavailableError('config_not_loaded', 'not yet'), 503, { code: 'config_not_loaded', message: 'not yet' }],
-    [new DependencyDownError('redis', 'Redis is down'), 503, { code: 'redis_unavailable', message: 'Redis is down' }],
     [new PayloadError('crawl', 'ipId', 'expected number'), 400, { code: 'invalid_payload', message: 'crawl: ipId: expected number', field: 'ipId' }],
     [new HttpError(413, 'body_too_large', 'too large', '(body)'), 413, { code: 'body_too_large', message: 'too large', field: '(body)' }],
   ])('%s → %i', (err, status, error) => {
@@ -32,6 +30,15 @@ describe('errorReply', () => {
     expect(reply.status).toBe(status);
     expect(reply.body).toEqual({ error });
     expect(reply.log).toBeUndefined();
+  });
+
+  it.each([
+    [new UnavailableError('config_not_loaded', 'not yet'), { code: 'config_not_loaded', message: 'not yet' }],
+    [new DependencyDownError('redis', 'Redis is down'), { code: 'redis_unavailable', message: 'Redis is down' }],
+    [new DependencyDownError('database', 'the database is down'), { code: 'database_unavailable', message: 'the database is down' }],
+    [new HttpError(503, 'request_timeout', 'late'), { code: 'request_timeout', message: 'late' }],
+  ])('%s → 503 with Retry-After', (err, error) => {
+    expect(errorReply(err, 'req-1')).toEqual({ status: 503, body: { error }, headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } });
   });
 
   it('gives a rate limit its wait, in the body and as Retry-After', () => {
@@ -50,15 +57,43 @@ describe('errorReply', () => {
   it("maps Prisma's not-found, unique and busy codes", () => {
     expect(errorReply({ code: 'P2025', message: 'x' }, 'r')).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
     expect(errorReply({ code: 'P2002', message: 'x' }, 'r')).toMatchObject({ status: 409, body: { error: { code: 'conflict' } } });
-    expect(errorReply({ code: 'P2024', message: 'x' }, 'r')).toMatchObject({ status: 503, body: { error: { code: 'database_busy' } }, log: { level: 'warn' } });
+    expect(errorReply({ code: 'P2024', message: 'x' }, 'r')).toMatchObject({
+      status: 503,
+      body: { error: { code: 'database_busy' } },
+      headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      log: { level: 'warn' },
+    });
   });
 
-  it('answers a real outage of the database or Redis with 503, logged as a warning', () => {
-    const db = Object.assign(new Error("Can't reach database server"), { code: 'P1001' });
-    const redis = new Error('Connection is closed.');
-    for (const err of [db, redis, Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })]) {
-      expect(errorReply(err, 'r')).toMatchObject({ status: 503, body: { error: { code: 'dependency_unavailable' } }, log: { level: 'warn' } });
+  it('answers a real outage of the database or Redis with 503 naming it and Retry-After, logged as a warning', () => {
+    const retryAfter = { 'retry-after': String(RETRY_AFTER_SECONDS) };
+    const db = [
+      Object.assign(new Error("Can't reach database server"), { code: 'P1001' }),
+      new Error('Query read timeout'),
+      new Error('timeout exceeded when trying to connect'),
+    ];
+    const redis = [
+      new Error('Connection is closed.'),
+      new Error('Command timed out'),
+      new Error("Stream isn't writeable and enableOfflineQueue options is false"),
+    ];
+    for (const err of db) {
+      expect(errorReply(err, 'r')).toMatchObject({
+        status: 503,
+        body: { error: { code: 'database_unavailable' } },
+        headers: retryAfter,
+        log: { level: 'warn' },
+      });
     }
+    for (const err of redis) {
+      expect(errorReply(err, 'r')).toMatchObject({ status: 503, body: { error: { code: 'redis_unavailable' } }, headers: retryAfter, log: { level: 'warn' } });
+    }
+    // A socket error either could give: the dependency the monitor finds down, else the database
+    // (src/lib/dependency-down.ts: a bare socket error comes from pg more often).
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    expect(errorReply(refused, 'r', 'redis').body.error.code).toBe('redis_unavailable');
+    expect(errorReply(refused, 'r', 'database').body.error.code).toBe('database_unavailable');
+    expect(errorReply(refused, 'r')).toMatchObject({ status: 503, body: { error: { code: 'database_unavailable' } }, headers: retryAfter });
   });
 
   it('answers anything else with 500 carrying the request id, logged at error level, never as an outage', () => {

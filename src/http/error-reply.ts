@@ -4,9 +4,10 @@
  * (src/errors.ts); this is the only place that knows their status codes.
  *
  * A dependency outage (the database or Redis unreachable, as src/lib/dependency-down.ts decides
- * for every part of the platform) is a 503; a busy database pool a 503 `database_busy`; anything
- * else unforeseen a 500 that carries the request id, so the error logged once at error level (the
- * `log` of the answer) is found from what the client saw.
+ * for every part of the platform) is a 503 naming it, `redis_unavailable` or
+ * `database_unavailable`; a busy database pool a 503 `database_busy`; every 503 carries
+ * Retry-After. Anything else unforeseen is a 500 that carries the request id, so the error logged
+ * once at error level (the `log` of the answer) is found from what the client saw.
  */
 import {
   ConflictError,
@@ -19,8 +20,12 @@ import {
   UnauthenticatedError,
   UnavailableError,
 } from '../errors.js';
-import { dependencyDown } from '../lib/dependency-down.js';
+import { isDatabaseUnavailable } from '../db/database-unavailable.js';
+import { dependencyDown, type Dependency } from '../lib/dependency-down.js';
+import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import { HttpError } from './http-error.js';
+
+export type { Dependency } from '../lib/dependency-down.js';
 
 export interface ErrorBody {
   error: { code: string; message: string; field?: string; details?: unknown; requestId?: string };
@@ -49,6 +54,21 @@ const OUTCOME_STATUS: [new (...args: never[]) => OutcomeError, number][] = [
   [UnavailableError, 503],
 ];
 
+/** Retry-After of a 503: about when the dependency monitor (or a restarted service) may have news. */
+export const RETRY_AFTER_SECONDS = 5;
+const RETRY_AFTER = { 'retry-after': String(RETRY_AFTER_SECONDS) };
+
+/**
+ * Which dependency a raw outage error is of (dependency-down.ts). A bare socket error fits both
+ * recognisers (ECONNREFUSED with no pg or ioredis message): then the one the dependency monitor
+ * finds down, if it finds one.
+ */
+function outageOf(err: unknown, down: Dependency | undefined): Dependency | undefined {
+  const dependency = dependencyDown(err);
+  if (dependency && down && isDatabaseUnavailable(err) && isRedisUnavailable(err)) return down;
+  return dependency;
+}
+
 function outcomeStatus(err: OutcomeError): number | undefined {
   for (const [type, status] of OUTCOME_STATUS) if (err instanceof type) return status;
   return undefined;
@@ -74,15 +94,21 @@ function parserReply(err: unknown): ErrorReply | undefined {
   return { status: e.status, body: errorBody('bad_request', message) };
 }
 
-export function errorReply(err: unknown, requestId: string): ErrorReply {
+/**
+ * `down`: the dependency the monitor finds down now, if any (names an outage whose error fits
+ * both dependencies).
+ */
+export function errorReply(err: unknown, requestId: string, down?: Dependency): ErrorReply {
   if (err instanceof HttpError) {
-    return { status: err.status, body: errorBody(err.code, err.message, err.field), ...(err.headers ? { headers: err.headers } : {}) };
+    const headers = err.status === 503 ? { ...RETRY_AFTER, ...err.headers } : err.headers;
+    return { status: err.status, body: errorBody(err.code, err.message, err.field), ...(headers ? { headers } : {}) };
   }
   if (err instanceof OutcomeError) {
     const status = outcomeStatus(err);
     if (status !== undefined) {
       const reply: ErrorReply = { status, body: errorBody(err.code, err.message, err.field, err.details) };
       if (err instanceof RateLimitedError) reply.headers = { 'retry-after': String(err.retryAfterSeconds) };
+      if (status === 503) reply.headers = RETRY_AFTER;
       return reply;
     }
   }
@@ -93,14 +119,17 @@ export function errorReply(err: unknown, requestId: string): ErrorReply {
   if (pc === 'P2002') return { status: 409, body: errorBody('conflict', 'a record with these values already exists') };
   if (pc === 'P2028' || pc === 'P2024') {
     // A transaction could not get a connection, or ran out of time, while the database was busy.
-    return { status: 503, body: errorBody('database_busy', 'the database is busy; try again shortly'), log: { level: 'warn', message: 'database busy' } };
-  }
-  if (dependencyDown(err)) {
     return {
       status: 503,
-      body: errorBody('dependency_unavailable', 'a required service is unavailable; try again shortly'),
-      log: { level: 'warn', message: 'dependency unavailable' },
+      body: errorBody('database_busy', 'the database is busy; try again shortly'),
+      headers: RETRY_AFTER,
+      log: { level: 'warn', message: 'database busy' },
     };
+  }
+  const outage = outageOf(err, down);
+  if (outage) {
+    const message = `${outage === 'redis' ? 'Redis' : 'the database'} is unavailable; try again shortly`;
+    return { status: 503, body: errorBody(`${outage}_unavailable`, message), headers: RETRY_AFTER, log: { level: 'warn', message: 'dependency unavailable' } };
   }
   // A bug or an unforeseen failure: never reported as a dependency being down.
   return {

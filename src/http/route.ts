@@ -25,7 +25,7 @@ export interface RouteInput<P, Q, B> {
   body: B;
   /** Undefined on public routes (and when a static credential was accepted, see `staticCredential`). */
   auth: AuthInfo | undefined;
-  /** The client's address: the first X-Forwarded-For entry with HTTP_TRUST_PROXY, else the peer's. */
+  /** The client's address: the peer's, or behind trusted proxies the right-most untrusted X-Forwarded-For entry (client-address.ts). */
   readonly ip: string | undefined;
 }
 

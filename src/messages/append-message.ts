@@ -7,9 +7,11 @@
  *   2. in the same step the message goes to its persist buffer, or straight to the DB when Redis
  *      cannot take it (PersistWriter);
  *   3. a failed cache write is logged and does not fail the request; the session is handed to
- *      the cache repair so the list gets the message once it is in the DB;
+ *      the cache repair so the list gets the message once it is in the DB (so is an append the
+ *      replicas did not confirm, REDIS_REPLICA_ACKS: a failover could lose it from the list);
  *   4. only when neither the buffer nor the DB took the message does the request fail (503), and
- *      the entry is taken back out of the list.
+ *      the entry is taken back out of the list. A push the replicas did not confirm counts as not
+ *      taken: the message goes to the DB before the request is answered (PersistWriter).
  *
  * With a `revocation` (src/revocation/revocation.ts) the cache append and the buffer push each check the
  * caller's credential first, so a logged-out session or a changed credential writes nothing (401)
@@ -21,6 +23,7 @@ import type { Counter } from 'prom-client';
 import { isRevokedReply, isUncheckedReply, type Revocation } from '../revocation/revocation.js';
 import { DependencyDownError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
+import { ReplicaAckError } from '../redis/replica-ack.js';
 import type { AcceptedMessage, MessageRole } from '../queues/payloads/messages.js';
 import type { CacheRepair } from './cache-repair.js';
 import { entryOf, viewOf } from './message-entry.js';
@@ -62,6 +65,9 @@ export async function appendMessage(deps: AppendDeps, sessionId: string, role: M
       // confirmed: the push makes the full check (401, or the message is stored and repaired in).
       if (isRevokedReply(err) || isUncheckedReply(err)) return false;
       deps.cacheWriteFailures.inc();
+      // Written, but not confirmed by the replicas (REDIS_REPLICA_ACKS): repaired like a failed
+      // write; logged once per episode by the persist path, not once per message.
+      if (err instanceof ReplicaAckError) return false;
       deps.logger.warn({ sessionId, err: err.message }, 'message cache write failed; the message is persisted without it');
       return false;
     },

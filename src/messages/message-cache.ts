@@ -9,6 +9,7 @@
  */
 import { guardTail, revocationGuardLua, type Revocation } from '../revocation/revocation.js';
 import type { Keys } from '../redis/keys.js';
+import { NO_REPLICA_ACK, type ReplicaAck } from '../redis/replica-ack.js';
 import { RedisScript } from '../redis/script.js';
 import { onSessionConnection, type MessageConnections } from './message-connections.js';
 import { SESSION_START, entryOf, type MessageView } from './message-entry.js';
@@ -54,6 +55,8 @@ export class MessageCache {
     private readonly connections: MessageConnections,
     private readonly keys: Keys,
     private readonly settings: MessageCacheSettings,
+    /** With REDIS_REPLICA_ACKS an append is confirmed by the replicas or rejected (src/redis/replica-ack.ts). */
+    private readonly replicaAck: ReplicaAck = NO_REPLICA_ACK,
   ) {}
 
   /** True once the connections were closed (the process is shutting down). */
@@ -64,7 +67,8 @@ export class MessageCache {
   /**
    * RPUSH + EXPIRE + LTRIM in one atomic script (reference 4.1); throws when it failed, and with
    * the REVOKED (UNCHECKED) error reply when `revocation` finds the caller logged out (cannot confirm
-   * the caller's credential), nothing written. The
+   * the caller's credential), nothing written; with a ReplicaAckError when the replicas did not
+   * confirm it (REDIS_REPLICA_ACKS: the entry is on the master only). The
    * command is written before this returns (unless the connection is still being made).
    */
   async append(sessionId: string, entry: string, revocation?: Revocation): Promise<void> {
@@ -72,7 +76,7 @@ export class MessageCache {
     const list = this.keys.sessionMessages(sessionId);
     const guard = guardTail(revocation);
     await onSessionConnection(this.connections, sessionId, (client) =>
-      APPEND_SCRIPT.run(client, { list }, { entry, ttlSeconds: cacheTtlSeconds, maxLength: cacheMaxLen }, guard),
+      this.replicaAck.write(client, list, () => APPEND_SCRIPT.run(client, { list }, { entry, ttlSeconds: cacheTtlSeconds, maxLength: cacheMaxLen }, guard)),
     );
   }
 

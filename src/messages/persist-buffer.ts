@@ -23,6 +23,7 @@ import type { AcceptedMessage } from '../queues/payloads/messages.js';
 import { onSessionConnection, type MessageConnections } from './message-connections.js';
 import { sessionHash } from './session-hash.js';
 import { deleteIfEquals } from '../redis/delete-if-equals.js';
+import { NO_REPLICA_ACK, type ReplicaAck } from '../redis/replica-ack.js';
 
 const PUSH = RedisScript.load(
   'message-persist-push',
@@ -51,6 +52,8 @@ export class PersistBuffer {
   constructor(
     private readonly keys: Keys,
     private readonly settings: PersistBufferSettings,
+    /** With REDIS_REPLICA_ACKS a push is confirmed by the replicas or rejected (src/redis/replica-ack.ts). */
+    private readonly replicaAck: ReplicaAck = NO_REPLICA_ACK,
   ) {}
 
   shardOf(sessionId: string): number {
@@ -61,7 +64,9 @@ export class PersistBuffer {
    * Appends a message to its session's buffer on the session's connection (written in the same
    * step as the cache append, so both share a round trip). Resolves true when the buffer was
    * empty; rejects with the REVOKED (UNCHECKED) error reply when `revocation` finds the caller
-   * logged out (cannot confirm the caller's credential).
+   * logged out (cannot confirm the caller's credential), and with a ReplicaAckError when the
+   * replicas did not confirm the push (REDIS_REPLICA_ACKS; the entry stays: the drain skips a
+   * message the DB already holds).
    */
   push(connections: MessageConnections, message: AcceptedMessage, revocation?: Revocation): Promise<boolean> {
     const buffer = this.keys.messagePersistBuffer(this.shardOf(message.sessionId));
@@ -69,7 +74,8 @@ export class PersistBuffer {
     return onSessionConnection(
       connections,
       message.sessionId,
-      async (client) => (await PUSH.run<number>(client, { buffer }, { message: JSON.stringify(message) }, guard)) === 1,
+      async (client) =>
+        (await this.replicaAck.write(client, buffer, () => PUSH.run<number>(client, { buffer }, { message: JSON.stringify(message) }, guard))) === 1,
     );
   }
 

@@ -8,7 +8,8 @@
  * followed by one); a lost trigger only delays the write until the periodic sweep.
  *
  * When Redis is down the connection fails at once (and a command that has not answered within
- * MESSAGE_REDIS_TIMEOUT_MS counts as failed): the message is inserted straight into the DB,
+ * MESSAGE_REDIS_TIMEOUT_MS counts as failed; so does a push its replicas did not confirm with
+ * REDIS_REPLICA_ACKS, which a failover could lose): the message is inserted straight into the DB,
  * set-based with whatever else is being written that way (group commit) and idempotent by message
  * id. A push that timed out but landed later only delivers a message the DB already holds, which
  * the drain's ON CONFLICT DO NOTHING skips.

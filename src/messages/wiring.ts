@@ -27,7 +27,7 @@ export function createMessageService(ctx: PlatformContext): MessageService {
     ctx.connections.create('command', `messages:${i}`, { connectTimeoutMs: s.redisConnectTimeoutMs, commandTimeoutMs: s.redisTimeoutMs }),
   );
   const connections = new MessageConnections(clients, s.redisConnectTimeoutMs);
-  const cache = new MessageCache(connections, ctx.keys, s);
+  const cache = new MessageCache(connections, ctx.keys, s, ctx.connections.replicaAck);
   const store = new MessageStore(ctx.db);
   const clock = new SequenceClock();
   const repair = new CacheRepair({
@@ -40,7 +40,7 @@ export function createMessageService(ctx: PlatformContext): MessageService {
   });
   const writer = new PersistWriter({
     connections,
-    buffer: new PersistBuffer(ctx.keys, s),
+    buffer: new PersistBuffer(ctx.keys, s, ctx.connections.replicaAck),
     queues: ctx.queues,
     store,
     logger,

@@ -40,8 +40,13 @@ export class IpService {
   async create(input: { name: string; keyword: string; weight?: number }) {
     const weight = input.weight ?? 1;
     const ip = await this.deps.ips.create({ name: input.name, keyword: input.keyword, weight, intervalSeconds: intervalSeconds(weight, this.deps.settings) });
-    await this.deps.scheduler.scheduleMany([{ id: ip.id, keyword: ip.keyword, dueAt: Date.now() }]);
-    return this.withCrawl(await this.find(ip.id));
+    const scheduled = await this.deps.scheduler.scheduleMany([{ id: ip.id, keyword: ip.keyword, dueAt: Date.now() }]);
+    // The answer names the first crawl this created, even when a fast crawler has finished it and
+    // moved the chain on by the time the answer is written.
+    const first = scheduled.get(ip.id);
+    const fresh = await this.find(ip.id);
+    if (!first) return this.withCrawl(fresh);
+    return { ...ipView(fresh), currentCrawl: await this.deps.scheduler.crawlView(first).catch(() => null) };
   }
 
   async list(q: { active?: boolean; limit: number; offset: number }) {

@@ -14,6 +14,7 @@ import { guardTail, type Revocation } from '../revocation/revocation.js';
 import { FirstConnect } from '../lib/first-connect.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
+import { NO_REPLICA_ACK, type ConnectionMark, type ReplicaAck, type ReplicaAckError } from '../redis/replica-ack.js';
 import type { ScriptTail } from '../redis/script.js';
 import { withDeadline } from '../lib/deadline.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
@@ -31,13 +32,30 @@ export interface PopReply {
   items: PoolItem[];
   /** Pool length after the pop. */
   remaining: number;
+  /**
+   * With REDIS_REPLICA_ACKS: the replicas did not confirm the pop, so a failover could bring its
+   * items back into the pool (served twice). The caller must not serve them (pop-items.ts).
+   */
+  shortfall?: ReplicaAckError;
+  /** With a shortfall: the connection the pop went to, the only one its put-back may use. */
+  sentOn?: ConnectionMark;
+}
+
+/** A put-back refused because the connection is no longer the one the pop went to. */
+export class ConnectionChangedError extends Error {
+  constructor() {
+    super('the connection changed since the pop: it may talk to a promoted replica that never saw the pop');
+    this.name = 'ConnectionChangedError';
+  }
 }
 
 export interface PoolListsOptions {
-  /** Deadline of each command (REDIS_COMMAND_TIMEOUT_MS). */
+  /** Deadline of each command (REDIS_COMMAND_TIMEOUT_MS); a pop's wait for its replicas included. */
   commandTimeoutMs: number;
   /** How long the commands of a process that just started wait for the connection's first connect. */
   connectTimeoutMs: number;
+  /** The wait for replicas after each pop (REDIS_REPLICA_ACKS); none by default. */
+  replicaAck?: ReplicaAck;
 }
 
 export class PoolLists {
@@ -63,19 +81,29 @@ export class PoolLists {
    * DeadlineError when the reply does not come in time; the script may still run (or have run),
    * and its reply then goes to `onLate`, so that the items it took are not lost. With a
    * revocation the script first checks the caller's credential (a REVOKED or UNCHECKED error reply, no pop).
+   * With REDIS_REPLICA_ACKS the pop is followed by WAIT on the same connection, within the same
+   * deadline; a reply whose `shortfall` is set holds items nobody may be served.
    */
   pop(type: PoolType, groupId: number, count: number, onLate: (late: Promise<PopReply>) => void, revocation?: Revocation): Promise<PopReply> {
     const lists = { pool: this.keys.pool(type, groupId), consumed: this.keys.poolConsumed(type, groupId) };
-    return this.run((redis) => popNow(redis, lists, count, guardTail(revocation)), onLate);
+    const ack = this.options.replicaAck ?? NO_REPLICA_ACK;
+    return this.run(async (redis) => {
+      const { value, shortfall, sentOn } = await ack.afterWrite(redis, lists.pool, () => popNow(redis, lists, count, guardTail(revocation)));
+      return shortfall ? { ...value, shortfall, ...(sentOn ? { sentOn } : {}) } : value;
+    }, onLate);
   }
 
   /**
    * Puts the items of a pop that nobody was served back at the pool's consume end, so they are
    * popped next, in their order. One RPUSH: atomic, and no deadline (it must not be dropped;
-   * running late is harmless).
+   * running late is harmless). With `sentOn` (a pop its replicas did not confirm) only on that
+   * same connection: after a failover the promoted replica may still hold the items in the pool,
+   * and a second copy would be served twice; elsewhere it rejects with ConnectionChangedError.
    */
-  async putBack(type: PoolType, groupId: number, items: PoolItem[]): Promise<number> {
-    return this.redis.rpush(this.keys.pool(type, groupId), ...items.map(encodeItem).reverse());
+  async putBack(type: PoolType, groupId: number, items: PoolItem[], sentOn?: ConnectionMark): Promise<number> {
+    const pool = this.keys.pool(type, groupId);
+    if (sentOn && !(this.options.replicaAck ?? NO_REPLICA_ACK).sameConnection(this.redis, pool, sentOn)) throw new ConnectionChangedError();
+    return this.redis.rpush(pool, ...items.map(encodeItem).reverse());
   }
 
   /** True once the connection was closed for good (the process is stopping). */

@@ -17,6 +17,11 @@
  * Rows are lost only when the connection drops while a pop or a put-back is in flight (Redis may
  * have run it; nobody can tell): they are counted in wp_pool_rows_in_doubt_total and logged.
  *
+ * With REDIS_REPLICA_ACKS a pop is served only once its replicas confirmed it (a pop a failover
+ * loses puts its rows back in the pool: served twice). A pop they did not confirm in time is
+ * handled like a late one: its items go back to the pool and the request is served from the DB,
+ * or answered 503 when the DB has no row (not 404: the pool is not empty).
+ *
  * A refill in flight holds rows reserved on their way to the list: neither the list nor the
  * table's available rows show them. A pop that found too few in both while a refill holds the
  * pool's lock waits for those rows (at most REFILL_WAIT_MS) instead of answering that the rows
@@ -28,8 +33,9 @@ import type { Logger } from '../logging/logger.js';
 import { commandMayHaveRun } from './command-may-have-run.js';
 import { isDatabaseUnavailable } from '../db/database-unavailable.js';
 import { DeadlineError } from '../lib/deadline.js';
+import { ReplicaAckError, type ConnectionMark } from '../redis/replica-ack.js';
 import type { PoolItem, PoolType, ServedItem } from './pool-item.js';
-import type { PoolLists, PopReply } from './pool-lists.js';
+import { ConnectionChangedError, type PoolLists, type PopReply } from './pool-lists.js';
 import type { PoolMetrics } from './pool-metrics.js';
 import type { PoolRows } from './pool-rows.js';
 import type { PoolTriggers } from './pool-triggers.js';
@@ -68,10 +74,17 @@ export class PoolPopper {
     const served: ServedItem[] = [];
     let belowThreshold = false;
     let redisAnswered = false;
+    let unconfirmed: ReplicaAckError | undefined;
     try {
-      const { items, remaining } = await runGuarded(revocation, () =>
+      const { items, remaining, shortfall, sentOn } = await runGuarded(revocation, () =>
         lists.pop(type, groupId, count, (late) => this.whenLate(type, groupId, count, late), revocation),
       );
+      if (shortfall) {
+        // The replicas did not confirm the pop: a failover now would put its items back in the
+        // pool, and serving them would serve them twice. They go back now and are served later.
+        if (items.length) this.putBackUnconfirmed(type, groupId, items, shortfall, sentOn);
+        throw shortfall;
+      }
       for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
       if (items.length) triggers.requestMarkConsumed(type, groupId);
       belowThreshold = remaining < settings.refillThreshold;
@@ -79,8 +92,9 @@ export class PoolPopper {
     } catch (err) {
       // The credential check itself refused (401) or could not be made (503).
       if (err instanceof UnauthenticatedError || err instanceof DependencyDownError) throw err;
+      if (err instanceof ReplicaAckError) unconfirmed = err;
       // Past the deadline whenLate follows the pop; any other failure is final now.
-      if (!(err instanceof DeadlineError) && commandMayHaveRun(err)) this.inDoubt(type, groupId, count, err);
+      else if (!(err instanceof DeadlineError) && commandMayHaveRun(err)) this.inDoubt(type, groupId, count, err);
       this.warn('redis', { err: toError(err).message }, 'pool pop failed in Redis; serving from the DB');
       await revocation?.check();
     }
@@ -101,6 +115,11 @@ export class PoolPopper {
         this.deps.logger.warn({ err: toError(err).message, type, groupId }, 'DB fallback failed; serving the pooled items only');
       }
     }
+    // The pool's rows are held back for want of replicas: "pool_empty" would be untrue.
+    if (unconfirmed && !served.length)
+      throw new DependencyDownError('redis', 'the pool pop was not confirmed by the Redis replicas (REDIS_REPLICA_ACKS) and the DB had no row', {
+        cause: unconfirmed,
+      });
     // Only when Redis answered the first pop (redisAnswered): otherwise the DB was the answer.
     if (served.length < count && redisAnswered) await this.awaitRefill(type, groupId, count, served, revocation);
     if (belowThreshold) triggers.requestRefill(type, groupId);
@@ -118,9 +137,13 @@ export class PoolPopper {
       while (served.length < count && Date.now() < giveUpAt && (await lists.refilling(type, groupId))) {
         await new Promise((resolve) => setTimeout(resolve, REFILL_POLL_MS));
         const wanted = count - served.length;
-        const { items } = await runGuarded(revocation, () =>
+        const { items, shortfall, sentOn } = await runGuarded(revocation, () =>
           lists.pop(type, groupId, wanted, (late) => this.whenLate(type, groupId, wanted, late), revocation),
         );
+        if (shortfall) {
+          if (items.length) this.putBackUnconfirmed(type, groupId, items, shortfall, sentOn);
+          return;
+        }
         for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
         if (items.length) triggers.requestMarkConsumed(type, groupId);
       }
@@ -134,24 +157,53 @@ export class PoolPopper {
   /** The outcome of a pop that missed its deadline: its items, if any, go back to the pool. */
   private whenLate(type: PoolType, groupId: number, count: number, late: Promise<PopReply>): void {
     late.then(
-      ({ items }) => (items.length ? void this.putBack(type, groupId, items) : undefined),
+      // A late pop its replicas did not confirm goes back on its own connection only (see putBack).
+      ({ items, shortfall, sentOn }) => {
+        if (!items.length) return;
+        if (shortfall) this.putBackUnconfirmed(type, groupId, items, shortfall, sentOn);
+        else void this.putBack(type, groupId, items, undefined, 'late');
+      },
       (err: unknown) => {
         if (commandMayHaveRun(err)) this.inDoubt(type, groupId, count, err);
       },
     );
   }
 
-  /** Puts late items back; a put-back that could not be sent (the connection just dropped) is sent again once it is up. */
-  private async putBack(type: PoolType, groupId: number, items: PoolItem[]): Promise<void> {
+  /** The items of a pop its replicas did not confirm go back on the pop's own connection, or are in doubt when it is not known. */
+  private putBackUnconfirmed(type: PoolType, groupId: number, items: PoolItem[], shortfall: ReplicaAckError, sentOn: ConnectionMark | undefined): void {
+    if (sentOn) void this.putBack(type, groupId, items, sentOn);
+    else this.inDoubt(type, groupId, items.length, shortfall, items);
+  }
+
+  /**
+   * Puts the items of a late or unconfirmed pop back; a put-back that could not be sent (the
+   * connection just dropped) is sent again once it is up, unless it is bound to the connection
+   * the pop went to (`sentOn`, an unconfirmed pop): then its rows are in doubt.
+   */
+  private async putBack(
+    type: PoolType,
+    groupId: number,
+    items: PoolItem[],
+    sentOn?: ConnectionMark,
+    why: 'late' | 'unconfirmed' = 'unconfirmed',
+  ): Promise<void> {
     const { lists, metrics } = this.deps;
     const giveUpAt = Date.now() + PUT_BACK_PATIENCE_MS;
     for (;;) {
       try {
-        await lists.putBack(type, groupId, items);
+        await lists.putBack(type, groupId, items, sentOn);
         metrics.putBack.inc({ type }, items.length);
-        this.warn('late', { type, groupId, rows: items.length }, 'pool pop replied after its deadline; its rows were put back in the pool');
+        this.warn(
+          why,
+          { type, groupId, rows: items.length },
+          why === 'late'
+            ? 'pool pop replied after its deadline; its rows were put back in the pool'
+            : 'pool pop not confirmed by the Redis replicas (REDIS_REPLICA_ACKS); its rows were put back in the pool',
+        );
         return;
       } catch (err) {
+        // Bound to a connection that is gone: the pop may or may not be on the server now answering.
+        if (err instanceof ConnectionChangedError) return this.inDoubt(type, groupId, items.length, err, items);
         if (commandMayHaveRun(err)) return this.inDoubt(type, groupId, items.length, err, items);
         if (lists.closed || Date.now() >= giveUpAt) return this.lost(type, groupId, items, err);
       }

@@ -24,7 +24,7 @@ export function createPoolDeps(ctx: PlatformContext, component: string): PoolDep
   const redis = ctx.connections.create('once', component);
   const { commandTimeoutMs, connectTimeoutMs } = ctx.connections.options;
   return {
-    lists: new PoolLists(redis, ctx.keys, { commandTimeoutMs, connectTimeoutMs }),
+    lists: new PoolLists(redis, ctx.keys, { commandTimeoutMs, connectTimeoutMs, replicaAck: ctx.connections.replicaAck }),
     rows: new PoolRows(ctx.db.pool),
     triggers: new PoolTriggers(ctx.queues, logger, ctx.config.pools.triggerIntervalMs),
     settings: ctx.config.pools,

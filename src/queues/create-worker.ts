@@ -33,11 +33,17 @@
  * be renewed during a stop or for a job handed back is expected (debug); a lock lost otherwise is
  * a warn, once per job; only the unforeseen is an error.
  *
+ * Fleet view: every Worker is named `<role>@<instance id>` (workerName); BullMQ names the worker's
+ * blocking connection after it, so Bull Board's Workers panel of a queue lists the processes
+ * serving it, and records it as each job's processedBy. BullMQ's worker metrics are on (jobs
+ * completed and failed per minute, kept two weeks): Bull Board's throughput graphs.
+ *
  * Shutdown: stop taking jobs, let active ones finish within the grace period, then close the
  * connections. A job still running after the grace period keeps its lock only until the lock
  * expires; the stalled-job check of any other worker then hands it out again, so nothing is lost.
  */
-import { DelayedError, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
+import os from 'node:os';
+import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { Config } from '../config/index.js';
 import { BlockedError, PermanentError, toError } from '../errors.js';
 import { dependencyDown } from '../lib/dependency-down.js';
@@ -59,6 +65,8 @@ export interface WorkerDeps {
   logger: Logger;
   /** The queue layout (QUEUE_SHARDS); default: one partition on a single Redis. */
   queues?: { layout: QueueLayout };
+  /** This process in the cluster (INSTANCE_ID); names its workers. Default: <hostname>-<pid>, as the config's. */
+  instanceId?: string;
 }
 
 export interface JobContext {
@@ -92,6 +100,14 @@ export interface PlatformWorker {
   readonly workers: Worker[];
   /** Stops intake, waits up to the grace period for active jobs, closes. Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * The name of a process's workers of one queue: `<role>@<instance id>` (`feeds@web-1-4242`). Redis
+ * refuses a connection name with spaces or anything but printable ASCII: those become `_`.
+ */
+export function workerName(role: string, instanceId: string): string {
+  return `${role}@${instanceId}`.replace(/[^\x21-\x7e]/g, '_');
 }
 
 /** After the grace period, how long a forced close may take before the worker is left behind. */
@@ -204,6 +220,7 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
   const currentCount = Math.max(1, targets.filter((t) => t.current).length);
   const concurrency = Math.max(1, Math.ceil((settings.concurrency ?? q.workerConcurrency) / currentCount));
   const errorLogs: WorkerErrorLog[] = [];
+  const name = workerName(def.role, deps.instanceId ?? `${os.hostname()}-${process.pid}`);
   const workers = targets.map((target) => {
     const errors = new WorkerErrorLog(baseLogger);
     errorLogs.push(errors);
@@ -215,6 +232,8 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
       stalledInterval: q.stalledIntervalMs,
       maxStalledCount: q.maxStalledCount,
       autorun: settings.autorun ?? true,
+      name,
+      metrics: { maxDataPoints: MetricsTime.TWO_WEEKS },
       ...settings.bullmq,
     });
     worker.on('error', (err) => errors.log(err, target.name));

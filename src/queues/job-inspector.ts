@@ -6,7 +6,10 @@
  * Replays: a replayed job gets its full attempts again. A queue whose jobs form a chain (one
  * pending crawl per IP, one pending refresh per feed) registers a replay handler, so that the
  * replayed job takes its place in the chain instead of becoming a second pending job; other
- * queues' jobs are simply retried.
+ * queues' jobs are simply retried. A completed job of a chain is not retried (it would run a
+ * finished link again: a crawl that fails as stale, a second pending refresh): its domain's route
+ * runs the chain now. A chain may register a promote handler too, which runs a delayed job now
+ * through its chain. Every way in (the REST console, Bull Board's buttons) goes through these.
  */
 import type { Job, JobType, Queue } from 'bullmq';
 import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError, toError } from '../errors.js';
@@ -107,12 +110,17 @@ export interface ChainReplay {
 /** Puts a failed job back into its chain, with its full attempts (see the header). */
 export type ReplayHandler = (job: Job) => Promise<ChainReplay>;
 
+/** Runs a delayed job of a chain now, through its chain (see the header). */
+export type PromoteHandler = (job: Job) => Promise<ChainReplay>;
+
 export interface JobInspectorDeps {
   queues: QueueRegistry;
   /** For reads BullMQ has no getter for (due times, the failed set with scores). */
   redis: RedisClient;
   /** Replay handlers by queue name. */
   replay?: ReadonlyMap<string, ReplayHandler>;
+  /** Promote handlers by queue name. */
+  promote?: ReadonlyMap<string, PromoteHandler>;
 }
 
 /** Jobs read per pipelined batch while searching the failed sets. */
@@ -226,6 +234,11 @@ export class JobInspector {
     return queueDefinitions[this.queues.targetOf(q).key].name;
   }
 
+  /** For a queue whose jobs form a chain, what schedules its work the right way; undefined for other queues. */
+  private chainRule(q: Queue): string | undefined {
+    return queueDefinitions[this.queues.targetOf(q).key].manualAdd?.refused;
+  }
+
   private async jobOr404(q: Queue, id: string): Promise<Job> {
     const job = await findJob(q, id);
     if (!job) throw new NotFoundError('unknown_job', `no job "${id}" in queue "${q.name}"`, { field: 'id' });
@@ -337,6 +350,8 @@ export class JobInspector {
     if (state !== 'failed' && state !== 'completed') {
       throw new InvalidStateError('not_retryable', `job "${id}" is ${state}; only failed or completed jobs can be retried`, { field: 'id' });
     }
+    const rule = state === 'completed' ? this.chainRule(q) : undefined;
+    if (rule) throw new InvalidStateError('finished_link', `job "${id}" is completed, a finished link of its chain: ${rule}`, { field: 'id' });
     const handler = state === 'failed' ? this.deps.replay?.get(this.familyName(q)) : undefined;
     const chain = handler ? await handler(job) : undefined;
     if (!handler) await job.retry(state, REPLAY);
@@ -350,6 +365,54 @@ export class JobInspector {
       attempts: (now ?? job).opts.attempts ?? 1,
       ...(chain ? { chain } : {}),
     };
+  }
+
+  /**
+   * Runs a delayed job now: a job of a chain through its chain's promote handler (`chain`: the task
+   * that runs now), another job is promoted. Only a delayed job can be (409 `not_delayed`).
+   */
+  async promote(name: string, id: string): Promise<{ id: string; queue: string; state: string; chain?: ChainReplay }> {
+    const q = this.queueOr404(name);
+    const job = await this.jobOr404(q, id);
+    const state = await job.getState();
+    if (state !== 'delayed') throw new InvalidStateError('not_delayed', `job "${id}" is ${state}; only a delayed job can be promoted`, { field: 'id' });
+    const handler = this.deps.promote?.get(this.familyName(q));
+    const chain = handler ? await handler(job) : undefined;
+    if (!handler) await job.promote();
+    return { id, queue: name, state: await q.getJobState(id), ...(chain ? { chain } : {}) };
+  }
+
+  /**
+   * Runs every delayed job of a queue now (one partition, or every queue of a registered name).
+   * Jobs of a chain go through its promote handler one by one: only those delayed when this
+   * started (a crawl run now schedules its successor, delayed, which stays where it is); jobs that
+   * moved meanwhile or that the handler refused are skipped.
+   */
+  async promoteAll(name: string): Promise<{ queue: string; promoted: number; skipped: number }> {
+    const qs = this.resolve(name);
+    if (!qs) this.queueOr404(name);
+    let promoted = 0;
+    let skipped = 0;
+    for (const q of qs!) {
+      const handler = this.deps.promote?.get(this.familyName(q));
+      const ids = (await this.deps.redis.zrevrange(q.keys.delayed!, 0, -1)).reverse(); // soonest due first
+      if (!handler) {
+        await q.promoteJobs();
+        promoted += ids.length;
+        continue;
+      }
+      for (const id of ids) {
+        try {
+          const job = await findJob(q, id);
+          if (!job || (await job.getState()) !== 'delayed') throw new Error('no longer delayed');
+          await handler(job);
+          promoted++;
+        } catch {
+          skipped++;
+        }
+      }
+    }
+    return { queue: name, promoted, skipped };
   }
 
   async remove(name: string, id: string): Promise<void> {

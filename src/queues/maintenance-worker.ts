@@ -130,8 +130,8 @@ export async function startMaintenance(ctx: MaintenanceContext, tasks: readonly 
         running.delete(task.name);
       }
     },
-    // Shown as the job's processedBy in Bull Board.
-    { concurrency: Math.max(1, tasks.length), bullmq: { name: ctx.instanceId } },
+    // Named `cluster@<instance id>` by the factory: the job's processedBy says which leader ran it.
+    { concurrency: Math.max(1, tasks.length) },
   );
   logger.info({ tasks: tasks.map((t) => ({ name: t.name, everyMs: t.everyMs })) }, 'maintenance tasks scheduled');
 

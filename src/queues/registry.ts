@@ -7,6 +7,7 @@ import type { Config } from '../config/index.js';
 import { InvalidInputError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { RedisConnections } from '../redis/connections.js';
+import type { ReplicaAck } from '../redis/replica-ack.js';
 import type { Keys } from '../redis/keys.js';
 import { queues, type PayloadOf, type QueueDefinition, type QueueKey } from './definitions.js';
 import { QueueLayout, type PartitionKey, type QueueTarget } from './layout.js';
@@ -55,6 +56,11 @@ export class QueueRegistry {
 
   constructor(private readonly deps: { config: Pick<Config, 'queues'>; connections: RedisConnections; keys: Keys; layout?: QueueLayout }) {
     this.layout = deps.layout ?? QueueLayout.single(deps.keys.prefix);
+  }
+
+  /** The wait for replicas of the writes that must not be lost (REDIS_REPLICA_ACKS), for the chains' own keys. */
+  get replicaAck(): ReplicaAck {
+    return this.deps.connections.replicaAck;
   }
 
   /** The one Redis connection shared by every Queue of this process (fails fast when Redis is down). */
@@ -142,10 +148,22 @@ export class QueueRegistry {
     return parsed.data as PayloadOf<K>;
   }
 
+  /**
+   * Runs `add` (adds to `queue` on this registry's connection) and, when the queue's jobs are chain
+   * links (`confirmAdds`) and REDIS_REPLICA_ACKS is set, waits for the replicas of the master holding
+   * the queue: a shortfall rejects with ReplicaAckError (an outage: a 503, or the job retried). Adds
+   * of chain links are idempotent (job ids, deduplication ids), so doing it again adds nothing.
+   */
+  async confirmed<T>(queue: Queue, add: () => Promise<T>): Promise<T> {
+    if (!queues[this.targetOf(queue).key].confirmAdds) return add();
+    return this.deps.connections.replicaAck.write(this.connection(), queue.toKey('id'), add);
+  }
+
   /** Adds a job to the current partition of `partitionKey` (see queue()). */
   async add<K extends QueueKey>(key: K, name: string, data: PayloadOf<K>, opts?: JobsOptions, partitionKey?: PartitionKey): Promise<Job> {
     const payload = this.validate(key, data);
-    return this.queue(key, partitionKey).add(name, payload, opts);
+    const queue = this.queue(key, partitionKey);
+    return this.confirmed(queue, () => queue.add(name, payload, opts));
   }
 
   /** Adds jobs, each to the current partition of its own `partitionKey` (one addBulk per partition). */
@@ -157,7 +175,7 @@ export class QueueRegistry {
       if (!list) byQueue.set(q, (list = []));
       list.push({ name: j.name, data: this.validate(key, j.data), ...(j.opts ? { opts: j.opts } : {}) });
     }
-    return (await Promise.all([...byQueue].map(([q, list]) => q.addBulk(list)))).flat();
+    return (await Promise.all([...byQueue].map(([q, list]) => this.confirmed(q, () => q.addBulk(list))))).flat();
   }
 
   /**
@@ -184,7 +202,8 @@ export class QueueRegistry {
       this.flowProducer = new FlowProducer({ connection: this.connection(), prefix: this.deps.keys.bullPrefix }); // each node names its own
       this.flowProducer.on('error', () => undefined); // surfaced by the operation that failed
     }
-    return this.flowProducer.add({ ...node(parent), children: children.map(node) });
+    const producer = this.flowProducer;
+    return this.confirmed(this.at(where(parent.queue)), () => producer.add({ ...node(parent), children: children.map(node) }));
   }
 
   close(): Promise<void> {

@@ -1,8 +1,12 @@
 import { Cluster } from 'ioredis';
 import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
-import type { RedisTarget } from '../services/provide-services.js';
-import { closeRedis, createRedisClient, type ConnectionKind, type RedisClient, type RedisConnectionOptions } from './connection.js';
+import type { RedisTarget } from './redis-target.js';
+import { ReplicaAck, type ReplicaAckSettings } from './replica-ack.js';
+import { closeRedis, createRedisClient, waitForReady, type ConnectionKind, type RedisClient, type RedisConnectionOptions } from './connection.js';
+
+/** Connection states on the way (back) to ready. */
+const RECONNECTING = new Set(['connecting', 'connect', 'close', 'reconnecting']);
 
 /** Least time between two node-error warnings of one cluster connection. */
 const NODE_WARN_EVERY_MS = 10_000;
@@ -14,12 +18,17 @@ const NODE_WARN_EVERY_MS = 10_000;
 export class RedisConnections {
   private readonly clients = new Set<RedisClient>();
   private closing: Promise<void> | undefined;
+  /** The wait for replicas of the writes that must not be lost (REDIS_REPLICA_ACKS; off by default). */
+  readonly replicaAck: ReplicaAck;
 
   constructor(
     readonly target: RedisTarget,
     readonly options: RedisConnectionOptions,
     private readonly logger: Logger,
-  ) {}
+    replicaAck: ReplicaAckSettings = { replicas: 0, timeoutMs: 0 },
+  ) {
+    this.replicaAck = new ReplicaAck(replicaAck);
+  }
 
   /** A new connection; `overrides` replace this process's default timeouts for it (a domain's own client settings). */
   create(kind: ConnectionKind, name: string, overrides: Partial<RedisConnectionOptions> = {}): RedisClient {
@@ -48,6 +57,19 @@ export class RedisConnections {
     client.on('ready', () => outage.success());
     this.clients.add(client);
     return client;
+  }
+
+  /**
+   * Resolves true once no connection made here is (re)connecting any more, false after
+   * `timeoutMs`. A stop waits for it after a Redis restart: BullMQ cannot close a worker whose
+   * blocking connection is reconnecting (BullMQ #4656), it would wait out the grace period.
+   */
+  settled(timeoutMs: number): Promise<boolean> {
+    const pending = [...this.clients].filter((c) => RECONNECTING.has(c.status));
+    return Promise.all(pending.map((c) => waitForReady(c, timeoutMs))).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Closes every connection made here. Idempotent. */

@@ -19,11 +19,13 @@ export function createKeys(prefix: string) {
     // auth
     /** Logout blacklist entry of a token's session id (reference: users:ssid:{ssid}). */
     blacklistedSession: (ssid: string) => `${p}:users:ssid:{${ssid}}`,
-    /** Login attempts of one user name from one client address in the current window. */
-    loginAttempts: (username: string, address: string) => `${p}:login:attempts:{${username.toLowerCase()}|${address}}`,
+    /** Failed logins from one client address in the current window (src/auth/login-rate-limit.ts). */
+    loginAddressAttempts: (address: string) => `${p}:login:address:{${address}}`,
+    /** Failed logins of one user name from one client address (same slot as its address's: one script counts both). */
+    loginAttempts: (username: string, address: string) => `${p}:login:address:{${address}}:user:${username.toLowerCase()}`,
     /**
-     * The state of a user's credentials (tokens): "<token version>", or with ":disabled" / ":missing"
-     * (see src/auth/credential-state.ts). Its own slot: checked beside the blacklist key.
+     * The state of a user's credentials (tokens): "<token version>:<role>", "<token version>:disabled",
+     * or "0:missing" (see src/auth/credential-state.ts). Its own slot: checked beside the blacklist key.
      */
     userCredential: (userId: number) => `${p}:auth:user:{${userId}}`,
     /** The state of an API key: "1" while active, "2:revoked" (src/auth/credential-state.ts). */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { reconnectOnError } from './connection.js';
 import { isRedisUnavailable } from './redis-unavailable.js';
+import { ReplicaAckError } from './replica-ack.js';
 
 describe('isRedisUnavailable', () => {
   it('recognises ioredis outage errors', () => {
@@ -12,6 +14,18 @@ describe('isRedisUnavailable', () => {
     expect(isRedisUnavailable(new Error("Cluster isn't ready and enableOfflineQueue options is false"))).toBe(true);
     expect(isRedisUnavailable(Object.assign(new Error('getaddrinfo EAI_AGAIN redis'), { code: 'EAI_AGAIN' }))).toBe(true);
     expect(isRedisUnavailable(Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH' }))).toBe(true);
+  });
+
+  it('takes a failover for an outage: a demoted master (READONLY), no sentinel answering, a write its replicas did not confirm', () => {
+    expect(isRedisUnavailable(Object.assign(new Error("READONLY You can't write against a read only replica."), { name: 'ReplyError' }))).toBe(true);
+    expect(isRedisUnavailable(new Error('All sentinels are unreachable. Retrying from scratch after 100ms.'))).toBe(true);
+    expect(isRedisUnavailable(new ReplicaAckError('0 of the 1 replica(s) required acknowledged the write within 200 ms (REDIS_REPLICA_ACKS)', 0))).toBe(true);
+  });
+
+  it('READONLY makes a connection reconnect and send the refused command again; other replies do not', () => {
+    expect(reconnectOnError(new Error("READONLY You can't write against a read only replica."))).toBe(2);
+    expect(reconnectOnError(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(false);
+    expect(reconnectOnError(new Error('ERR unknown command'))).toBe(false);
   });
 
   it('does not take a bug or a refused command for an outage', () => {

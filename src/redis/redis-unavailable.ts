@@ -1,12 +1,14 @@
 /**
  * Whether an error means Redis could not be reached or could not answer (as opposed to a bug,
  * bad data, or Redis refusing a command it did run), so that only outages are reported as
- * `redis_unavailable` and only outages take a fail-open or fallback path.
+ * `redis_unavailable` and only outages take a fail-open or fallback path. A write its replicas did
+ * not acknowledge in time (ReplicaAckError, src/redis/replica-ack.ts) counts as one: Redis could
+ * not make it safe. So does READONLY: the server was demoted by a failover.
  */
-const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError', 'AbortError']);
+const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError', 'AbortError', 'ReplicaAckError']);
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 const UNAVAILABLE_MESSAGE =
-  /Connection is closed|Stream isn't writeable|enableOfflineQueue|Cluster isn't ready|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|Command timed out|connect ETIMEDOUT|None of startup nodes is available|Failed to refresh slots cache|Too many Cluster redirections|^CLUSTERDOWN|^LOADING|^MASTERDOWN|^TRYAGAIN/;
+  /Connection is closed|Stream isn't writeable|enableOfflineQueue|Cluster isn't ready|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|Command timed out|connect ETIMEDOUT|None of startup nodes is available|Failed to refresh slots cache|Too many Cluster redirections|^CLUSTERDOWN|^LOADING|^MASTERDOWN|^TRYAGAIN|^READONLY|All sentinels are unreachable/;
 
 export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;

@@ -1,43 +1,46 @@
 /**
  * The API role: every route on node:http (src/http/app.ts), Bull Board behind login, health, readiness
- * and metrics, listening on HOST:PORT. At start: the admin of the environment is created or
- * updated, and in production every account still holding the example password is disabled.
+ * and metrics, on the process's one HTTP server (process-http.ts) at HOST:PORT. At start: the admin
+ * of the environment is created or updated, and in production every account still holding the
+ * example password is disabled.
  */
 import { bullBoardMount } from '../../dashboards/bull-board.js';
 import { wireAuth } from '../auth/wiring.js';
 import { EXAMPLE_ADMIN_PASSWORD } from '../config/auth.js';
 import type { PlatformContext, RoleHandle } from '../context.js';
-import { createApp } from '../http/app.js';
+import type { DependencyProbe } from '../http/app.js';
 import { allRoutes } from '../http/routes/index.js';
-import { listen } from '../http/server.js';
 import { wireApi } from './api-wiring.js';
+import { serveProcessHttp } from './process-http.js';
 
 export interface ApiRoleHandle extends RoleHandle {
   url: string;
 }
 
-export async function startApiRole(ctx: PlatformContext): Promise<ApiRoleHandle> {
+export async function startApiRole(ctx: PlatformContext, probes: DependencyProbe[]): Promise<ApiRoleHandle> {
   const { config } = ctx;
   const wiredAuth = wireAuth(ctx);
   const { auth, accounts } = wiredAuth;
   await accounts.ensureAdmin(config.auth.adminUsername, config.auth.adminPassword);
   if (config.core.nodeEnv === 'production') await accounts.disableExamplePasswords(EXAMPLE_ADMIN_PASSWORD);
-  const app = createApp({
-    logger: ctx.logger.child({ role: 'api' }),
-    metrics: ctx.metrics,
+  const services = wireApi(ctx, wiredAuth);
+  const server = await serveProcessHttp(ctx, {
+    probes,
     auth,
-    routes: allRoutes(wireApi(ctx, wiredAuth)),
-    probes: [
-      { name: 'redis', check: async () => (await ctx.redis.ping()) === 'PONG' },
-      { name: 'database', check: () => ctx.db.ping() },
-    ],
-    bodyLimit: config.http.bodyLimit,
-    trustProxy: config.http.trustProxy,
-    metricsPublic: config.http.metricsPublic,
-    ...(config.http.metricsToken ? { metricsToken: config.http.metricsToken } : {}),
-    accessLog: config.http.accessLog,
-    mounts: [bullBoardMount({ queues: ctx.queues.all(), cookieSecure: config.auth.cookieSecure })],
+    routes: allRoutes(services),
+    // Bull Board's buttons go through the same job console as the REST routes.
+    mounts: [bullBoardMount({ queues: ctx.queues, jobs: services.jobs, cookieSecure: config.auth.cookieSecure, bodyLimit: config.http.bodyLimit })],
+    // Users, proxies and scrapers were given the API's address: a PORT in use stops the start.
+    portFallback: false,
+    logger: ctx.logger.child({ role: 'api' }),
   });
-  const server = await listen(app, config.http.host, config.http.port, config.http.shutdownGraceMs, ctx.logger.child({ role: 'api' }));
-  return { name: 'api', queues: [], url: server.url, stop: () => server.close() };
+  return {
+    name: 'api',
+    queues: [],
+    url: server.url,
+    stop: async () => {
+      await server.close();
+      await auth.close();
+    },
+  };
 }

@@ -1,7 +1,8 @@
 /**
  * The API's composition root: each domain's wiring (src/<domain>/wiring.ts) builds its services
  * from the platform context; the job console gets the chains' replays (a dead crawl or refresh
- * replays through its chain: never a second pending crawl or refresh). The routes receive these.
+ * replays through its chain: never a second pending crawl or refresh; a delayed crawl promoted
+ * runs as its IP's crawl now). The routes and Bull Board (src/runtime/api-role.ts) receive these.
  */
 import type { AuthWiring } from '../auth/wiring.js';
 import type { PlatformContext } from '../context.js';
@@ -12,7 +13,7 @@ import { createMessageService, wireRefusedMessages } from '../messages/wiring.js
 import { createIpService, createScheduler } from '../pipeline/wiring.js';
 import { wirePoolService } from '../pools/wiring.js';
 import { queues } from '../queues/definitions.js';
-import { JobInspector, type ReplayHandler } from '../queues/job-inspector.js';
+import { JobInspector, type PromoteHandler, type ReplayHandler } from '../queues/job-inspector.js';
 
 export function wireApi(ctx: PlatformContext, auth: AuthWiring): ApiServices {
   const feeds = wireFeedsApi(ctx);
@@ -22,9 +23,10 @@ export function wireApi(ctx: PlatformContext, auth: AuthWiring): ApiServices {
     [queues.crawlResult.name, (job) => crawls.replay('crawl-result', job.id!)],
     [queues.feedRefresh.name, (job) => feeds.replayDead(job.id!)],
   ]);
+  const promote = new Map<string, PromoteHandler>([[queues.crawl.name, (job) => crawls.promote(job.id!)]]);
   return {
     auth,
-    jobs: new JobInspector({ queues: ctx.queues, redis: ctx.redis, replay }),
+    jobs: new JobInspector({ queues: ctx.queues, redis: ctx.redis, replay, promote }),
     feeds: feeds.service,
     ownsFeed: feeds.isOwnedBy,
     ips: createIpService(ctx, crawls),

@@ -1,4 +1,5 @@
 import type { PlatformContext, RoleHandle } from '../context.js';
+import type { DependencyProbe } from '../http/app.js';
 import { startFeedsRole } from '../feeds/role.js';
 import { startMessagesRole } from '../messages/role.js';
 import { startPipelineRole } from '../pipeline/role.js';
@@ -6,20 +7,29 @@ import { startPoolsRole } from '../pools/role.js';
 import { startApiRole } from './api-role.js';
 import { startClusterRole } from './cluster-role.js';
 import { startCrawler } from './crawler-role.js';
+import { exportFleetMetrics } from './fleet-metrics.js';
 import { maintenanceTasks } from './maintenance-tasks.js';
 
 /** Process roles, in start order (start-platform.ts stops them together, under one deadline). */
 export const ROLE_NAMES = ['cluster', 'feeds', 'crawler', 'pipeline', 'pools', 'messages', 'api'] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];
 
-export const roleStarters: Record<RoleName, (ctx: PlatformContext) => Promise<RoleHandle>> = {
-  cluster: (ctx) => startClusterRole(ctx, maintenanceTasks(ctx)),
+/** What a role may need of its process beyond the context: the readiness probes of its HTTP server (readiness.ts). */
+export interface ProcessFacts {
+  probes: DependencyProbe[];
+}
+
+export const roleStarters: Record<RoleName, (ctx: PlatformContext, process: ProcessFacts) => Promise<RoleHandle>> = {
+  cluster: (ctx) => {
+    exportFleetMetrics(ctx, ROLE_NAMES);
+    return startClusterRole(ctx, maintenanceTasks(ctx));
+  },
   feeds: startFeedsRole,
   crawler: startCrawler,
   pipeline: startPipelineRole,
   pools: startPoolsRole,
   messages: startMessagesRole,
-  api: startApiRole,
+  api: (ctx, process) => startApiRole(ctx, process.probes),
 };
 
 export function parseRoles(spec: string): RoleName[] {

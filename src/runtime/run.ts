@@ -4,6 +4,13 @@
  * (WORKER_SHUTDOWN_GRACE_MS + STOP_MARGIN_MS; past it the unfinished steps are logged and left,
  * the embedded services are stopped anyway, and the process exits with code 1). A signal that
  * comes later than SIGNAL_ECHO_MS after the first forces the exit at once.
+ *
+ * An embedded service this process runs that died and could not be restarted stops the process
+ * the same way, with a fatal log line naming the service and its log file, and exit code 1: a
+ * process without its Redis or database must not look alive to a supervisor or liveness probe.
+ *
+ * The process creates files for its user only (umask 0077): DATA_DIR holds secrets, the browser
+ * profiles included (src/services/private-data-dir.ts).
  */
 import { loadConfig } from '../config/index.js';
 import { loadEnvFile } from '../config/env-file.js';
@@ -19,6 +26,7 @@ export const STOP_MARGIN_MS = 5_000;
 export const SIGNAL_ECHO_MS = 1_000;
 
 export async function runProcess(roles: readonly RoleName[]): Promise<void> {
+  process.umask(0o077);
   loadEnvFile();
   let config;
   try {
@@ -38,9 +46,10 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
   // pressed later) forces the exit. A signal during the start is honoured once the start is done
   // (the handlers are in place before anything is started, so no service is left running).
   let firstSignalAt = 0;
+  let failed = false;
   const stop = (p: PlatformHandle) =>
     p.stop({ deadlineMs }).then(
-      (inTime) => process.exit(inTime ? 0 : 1),
+      (inTime) => process.exit(inTime && !failed ? 0 : 1),
       (err) => {
         logger.error({ err }, 'shutdown failed');
         process.exit(1);
@@ -92,7 +101,22 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
       `  Log in       user "${config.auth.adminUsername}", password "${password}"`,
       `               curl -s -X POST ${u}/api/auth/login -H 'content-type: application/json' -d '{"username":"${config.auth.adminUsername}","password":"..."}'`,
     );
+  } else {
+    // A worker-only process serves these only (src/runtime/process-http.ts).
+    const u = platform.httpUrl;
+    lines.push(`  Health       ${u}/healthz  ${u}/readyz`, `  Metrics      ${u}/metrics   (an admin's token, METRICS_TOKEN, or METRICS_PUBLIC=true)`);
   }
   console.log(lines.join('\n'));
+  const started = platform;
+  void started.servicesLost.then((lost) => {
+    failed = true;
+    logger.fatal(
+      { service: lost.service, log: lost.logFile, attempts: lost.attempts, err: lost.reason },
+      `the embedded ${lost.service} died and could not be restarted (${lost.attempts} attempts): stopping with exit code 1; read ${lost.logFile}`,
+    );
+    if (firstSignalAt !== 0) return; // already stopping: it exits with 1 now
+    firstSignalAt = Date.now();
+    void stop(started);
+  });
   if (firstSignalAt !== 0) void stop(platform);
 }

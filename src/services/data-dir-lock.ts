@@ -27,7 +27,7 @@ function owned(file: string): DataDirLock {
 }
 
 export function lockDataDir(dataDir: string): DataDirLock {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 }); // private: see private-data-dir.ts
   const file = path.join(dataDir, 'platform.pid');
   for (let attempt = 0; attempt < 3; attempt++) {
     try {

@@ -34,7 +34,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from './free-port.js';
 import { toError } from '../errors.js';
-import { alive, exited } from './child-process.js';
+import { alive, exited, type ExitInfo } from './child-process.js';
 
 export interface PostgresServerOptions {
   /** Holds the cluster (`data/`) and `server.log`. */
@@ -53,6 +53,8 @@ export interface PostgresServerOptions {
   startTimeoutMs?: number;
   /** Called once when the cluster had to be kept outside `dir` (see the header). */
   onRelocated?: (realDir: string) => void;
+  /** Start an existing cluster only, never `initdb` (a restart: a missing cluster is an error, not a fresh start). */
+  existingOnly?: boolean;
 }
 
 export interface PostgresServerProcess {
@@ -68,6 +70,8 @@ export interface PostgresServerProcess {
   stop(): Promise<void>;
   /** Sends the shutdown signal without waiting (for process exit handlers). */
   signalStop(): void;
+  /** Resolves when the postmaster has exited, however that came about. */
+  exited: Promise<ExitInfo>;
 }
 
 /** Directory of PostgreSQL's server binaries (initdb, postgres), or undefined when not installed. */
@@ -138,23 +142,34 @@ function clusterDir(dir: string, user: RunAs | undefined, onRelocated?: (realDir
   return real;
 }
 
-/** Stops a server left running on `data` by an earlier owner (its postmaster.pid), waiting until it is gone. */
-async function stopOrphan(data: string): Promise<void> {
+/** Stops a server left running on `data` by an earlier owner (its postmaster.pid), waiting until it is gone. Its pid, if one ran. */
+async function stopOrphan(data: string): Promise<number | undefined> {
   const pidFile = path.join(data, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
+  if (!existsSync(pidFile)) return undefined;
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  if (!pid || !alive(pid)) return;
+  if (!pid || !alive(pid)) return undefined;
   let cmd: string;
   try {
     cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {
-    return;
+    return undefined;
   }
-  if (!cmd.includes('postgres')) return;
+  if (!cmd.includes('postgres')) return undefined;
   process.kill(pid, 'SIGINT');
   for (let i = 0; i < 300 && alive(pid); i++) await sleep(50);
   if (alive(pid)) process.kill(pid, 'SIGKILL');
   for (let i = 0; i < 100 && alive(pid); i++) await sleep(50);
+  return pid;
+}
+
+/**
+ * Stops a PostgreSQL server left running on the cluster in `dir` (a directory, or the link to
+ * where the cluster is kept) by a previous owner, waiting until it is gone. Its pid, if one ran.
+ */
+export async function stopLeftBehindPostgres(dir: string): Promise<number | undefined> {
+  const resolved = path.resolve(dir);
+  if (!existsSync(resolved)) return undefined;
+  return stopOrphan(path.join(realpathSync(resolved), 'data'));
 }
 
 function tail(file: string, lines = 15): string {
@@ -223,6 +238,7 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   if (user) chownSync(dir, user.uid, user.gid);
   chmodSync(dir, 0o700);
   if (!existsSync(path.join(data, 'PG_VERSION'))) {
+    if (options.existingOnly) throw new Error(`no PostgreSQL cluster in ${data} (PG_VERSION is missing)`);
     rmSync(data, { recursive: true, force: true }); // a half-made cluster from an interrupted initdb
     initdb(bin, data, user, options.password);
   } else {
@@ -241,6 +257,7 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   const args = ['-D', data, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
   const log = path.join(dir, 'server.log');
   const logFd = openSync(log, 'a', 0o600);
+  chmodSync(log, 0o600); // the mode above applies only to a new file
   if (user) chownSync(log, user.uid, user.gid);
   const child = spawn(path.join(bin, 'postgres'), args, {
     stdio: ['ignore', logFd, logFd],
@@ -248,6 +265,7 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
     ...(user ? { uid: user.uid, gid: user.gid } : {}),
   });
   closeSync(logFd);
+  const exit = exited(child);
   const spawnError = new Promise<never>((_, reject) => child.once('error', reject));
 
   const auth = options.password !== undefined ? `postgres:${encodeURIComponent(options.password)}` : 'postgres';
@@ -263,7 +281,7 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
       signalStop();
       const quit = setTimeout(() => child.kill('SIGQUIT'), 15_000);
       const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited(child);
+      await exit;
       clearTimeout(quit);
       clearTimeout(kill);
     })());
@@ -291,5 +309,6 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
     dir,
     stop,
     signalStop,
+    exited: exit,
   };
 }

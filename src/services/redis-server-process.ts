@@ -5,14 +5,18 @@
  * With a password the server requires AUTH (requirepass). The password reaches it in a config
  * file only its owner can read (`redis.conf`, 0600), never on the command line, where any local
  * user could read it in the process list.
+ *
+ * Everything in its directory is its owner's only: the directory is 0700 and the server runs
+ * with umask 0077 (Redis has no setting for the modes of its files; it creates its AOF directory,
+ * AOF files, log and pid file with the modes the umask leaves), so files are 0600.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './free-port.js';
-import { exited } from './child-process.js';
+import { exited, spawnOwnerOnly, type ExitInfo } from './child-process.js';
 
 export interface RedisServerOptions {
   dir: string;
@@ -24,6 +28,8 @@ export interface RedisServerOptions {
   password?: string;
   /** Run in its own process group, so that a signal to the caller's group does not reach it. */
   detached?: boolean;
+  /** How long it may take to answer (loading a large AOF included). Default 60 s. */
+  startTimeoutMs?: number;
 }
 
 export interface RedisServerProcess {
@@ -36,6 +42,8 @@ export interface RedisServerProcess {
   kill(): Promise<void>;
   /** Sends SIGTERM without waiting (for process exit handlers). */
   signalStop(): void;
+  /** Resolves when the server has exited, however that came about. */
+  exited: Promise<ExitInfo>;
 }
 
 export function redisServerAvailable(bin = 'redis-server'): boolean {
@@ -79,22 +87,27 @@ function isRedisServer(pid: number): boolean {
   }
 }
 
-/** Stops a redis-server left running by a previous owner of `dir` (its pid file), waiting until it is gone. */
-async function stopOrphan(dir: string): Promise<void> {
-  const pidFile = path.join(dir, 'redis.pid');
-  if (!existsSync(pidFile)) return;
+/**
+ * Stops a redis-server left running on `dir` by a previous owner (its pid file; SIGTERM, which
+ * flushes the AOF), waiting until it is gone. Its pid, or undefined when none ran.
+ */
+export async function stopLeftBehindRedis(dir: string): Promise<number | undefined> {
+  const pidFile = path.join(path.resolve(dir), 'redis.pid');
+  if (!existsSync(pidFile)) return undefined;
   const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  if (!pid || !isRedisServer(pid)) return;
+  if (!pid || !isRedisServer(pid)) return undefined;
   process.kill(pid, 'SIGTERM');
   for (let i = 0; i < 200 && isRedisServer(pid); i++) await sleep(50);
   if (isRedisServer(pid)) process.kill(pid, 'SIGKILL');
   for (let i = 0; i < 100 && isRedisServer(pid); i++) await sleep(50);
+  return pid;
 }
 
 export async function startRedisServer(options: RedisServerOptions): Promise<RedisServerProcess> {
   const dir = path.resolve(options.dir);
-  mkdirSync(dir, { recursive: true });
-  await stopOrphan(dir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  await stopLeftBehindRedis(dir);
   const port = options.port ?? (await freePort());
   const args = [
     '--bind',
@@ -124,17 +137,23 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Red
   if (options.password !== undefined) {
     const conf = path.join(dir, 'redis.conf');
     writeFileSync(conf, `requirepass ${options.password}\nmasterauth ${options.password}\n`, { mode: 0o600 });
+    chmodSync(conf, 0o600); // the mode above applies only to a new file
     args.unshift(conf); // the config file comes first; the options after it
   }
-  const child = spawn(options.bin ?? 'redis-server', args, { stdio: 'ignore', detached: options.detached ?? false });
+  const child = spawnOwnerOnly(() => spawn(options.bin ?? 'redis-server', args, { stdio: 'ignore', detached: options.detached ?? false }));
+  const exit = exited(child);
   const spawnError = new Promise<never>((_, reject) => child.once('error', reject));
+  const log = path.join(dir, 'redis.log');
   const started = (async () => {
-    for (let i = 0; i < 200; i++) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}; see ${path.join(dir, 'redis.log')}`);
+    const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`redis-server exited (${child.exitCode ?? child.signalCode}) while starting; see ${log}`);
       if (await pingRedis(port, options.password)) return;
       await sleep(25);
     }
-    throw new Error(`redis-server did not answer on port ${port}; see ${path.join(dir, 'redis.log')}`);
+    child.kill('SIGKILL');
+    throw new Error(`redis-server did not answer on port ${port}; see ${log}`);
   })();
   await Promise.race([started, spawnError]);
   let stopping: Promise<void> | undefined;
@@ -146,7 +165,7 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Red
       if (child.exitCode !== null || child.signalCode !== null) return;
       signalStop();
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited(child);
+      await exit;
       clearTimeout(timer);
     })());
   return {
@@ -155,9 +174,10 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Red
     pid: child.pid!,
     stop,
     signalStop,
+    exited: exit,
     kill: async () => {
       child.kill('SIGKILL');
-      await exited(child);
+      await exit;
     },
   };
 }

@@ -48,7 +48,7 @@ export function readServicesState(dataDir: string): ServicesState {
 
 /** Writes the state atomically (a temporary file renamed over the old one), readable by its owner only. */
 export function writeServicesState(dataDir: string, state: ServicesState): void {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = servicesFile(dataDir);
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });

@@ -3,7 +3,8 @@
  * platform with the cluster, crawler (embedded fixture marketplace), pipeline and api roles:
  *
  * - a crawl is a flow: the job view of its result processing shows the flow graph, the parent
- *   (`result-<taskId>` on crawl-result) with its child (the crawl on `crawl`);
+ *   (`result-<taskId>` on crawl-result) with its child (the crawl on `crawl`), and so does the
+ *   job view of the crawl itself (a pending crawl is attached to its parent when it is taken);
  * - the crawl job's Logs tab shows a line per page, its Progress tab the pages and items;
  * - the Schedulers view lists the maintenance tasks, each with its period, last run and runs.
  */
@@ -65,8 +66,11 @@ describe('Bull Board: crawl flows, job logs and progress, maintenance schedulers
     await t?.stop();
   });
 
-  it('shows a crawl as a flow: the processing of its result with the crawl as its child', async () => {
-    await page.goto(`${t.api.baseUrl}/admin/queues/queue/crawl-result/result-${taskId}`);
+  it.each([
+    ['its result', 'crawl-result', 'result-'],
+    ['the crawl itself', 'crawl', ''],
+  ])('shows a crawl as a flow from %s: the processing of its result with the crawl as its child', async (_from, queue, prefix) => {
+    await page.goto(`${t.api.baseUrl}/admin/queues/queue/${queue}/${prefix}${taskId}`);
     await waitForText(['Job flow']);
     const nodes = await page.waitForFunction(
       (id: string) => {

@@ -252,7 +252,7 @@ describe(`queue partitions (QUEUE_SHARDS=${SHARDS}) on a 3-master Redis Cluster,
 
       // Both processes refreshed (every process consumes every partition).
       const done = await Promise.all([...feedTasks.map((t) => t.taskId), ...manual].map((id) => queues.queue('feedRefresh', feedIdOfJob(id)).getJob(id)));
-      expect(new Set(done.map((j) => j?.processedBy))).toEqual(new Set(['proc-a', 'proc-b']));
+      expect(new Set(done.map((j) => j?.processedBy))).toEqual(new Set(['feeds@proc-a', 'feeds@proc-b']));
     };
 
     const crawlWork = async () => {

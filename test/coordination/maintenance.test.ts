@@ -91,7 +91,7 @@ describe('maintenance queue', () => {
     expect(new Set(starts)).toEqual(new Set(['crawl-reconcile', 'feeds-reconcile', 'feeds-sanitize-articles', 'shared-config-publish']));
 
     const reconcile = (await completedRuns('crawl-reconcile'))[0]!;
-    expect(reconcile.processedBy).toBe('maint-1');
+    expect(reconcile.processedBy).toBe('cluster@maint-1'); // <role>@<instance id>
     expect(reconcile.returnvalue).toMatchObject({ activeIps: 0, scheduled: 0, reAdded: 0, advanced: 0, orphansRemoved: 0, released: 0 });
     expect((await queue.getJobLogs(reconcile.id!)).logs).toEqual([
       expect.stringMatching(/^0 active IPs: 0 scheduled, 0 re-added, 0 advanced, 0 orphans removed, 0 released \(\d+ ms\)$/),

@@ -1,8 +1,8 @@
 /**
  * isDatabaseUnavailable on the errors the platform really gets, from pg and from Prisma over
  * adapter-pg: a database that refuses connections (a closed port on loopback), a connection the
- * server ends mid-query (pg_terminate_backend: 57P01), a pool used after its end; and not on a
- * refused statement. The pools, the messages and the HTTP error mapping each had their own check
+ * server ends mid-query (pg_terminate_backend: 57P01), a query past the client-side query timeout,
+ * a pool used after its end; and not on a refused statement. The pools, the messages and the HTTP error mapping each had their own check
  * before, and each missed some of these (Prisma's raw queries, P2010, none of them).
  */
 import net from 'node:net';
@@ -86,6 +86,18 @@ describe('isDatabaseUnavailable on real errors', () => {
     const viaPrisma = failureOf(() => db.prisma.$queryRaw`SELECT pg_sleep(30)`);
     await terminateSleeper();
     expect(isDatabaseUnavailable(await viaPrisma)).toBe(true);
+  });
+
+  it('recognises a query left unanswered past the client-side query timeout (as on a frozen server), through pg and through Prisma, and the pool goes on', async () => {
+    const slow = createDatabase({ url: testDb.url, poolSize: 1, queryTimeoutMs: 300 });
+    try {
+      const errors = [await failureOf(() => slow.pool.query('SELECT pg_sleep(3)')), await failureOf(() => slow.prisma.$queryRaw`SELECT pg_sleep(3)`)];
+      expect(errors.map((e) => isDatabaseUnavailable(e))).toEqual([true, true]);
+      // The connection of the query given up on was dropped, not reused behind it.
+      expect((await slow.pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await slow.close();
+    }
   });
 
   it('recognises a pool used after its end', async () => {

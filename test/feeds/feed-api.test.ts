@@ -4,8 +4,8 @@
  * (another user's feed is a 404 everywhere); every route needs a token. No worker runs here, so
  * the queue's contents only change through the API.
  */
+import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/auth/passwords.js';
 import { ApiClient } from '../support/http-client.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 
@@ -25,7 +25,7 @@ describe('feed API', () => {
 
   beforeAll(async () => {
     t = await startTestPlatform({ roles: ['api'] });
-    await t.platform.ctx.db.prisma.user.create({ data: { username: 'bob', passwordHash: await hashPassword('bob-password') } });
+    await t.platform.ctx.db.prisma.user.create({ data: { username: 'bob', passwordHash: await bcrypt.hash('bob-password', 4) } });
     other = new ApiClient(t.api.baseUrl);
     await other.login('bob', 'bob-password');
     const res = await t.api.post('/api/feeds', { url, title: 'Contract', refreshIntervalMinutes: 15 });

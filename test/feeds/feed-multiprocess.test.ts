@@ -136,7 +136,7 @@ describe('feeds across processes', () => {
     }
 
     const jobs = await Promise.all(created.map((r) => queue.getJob(r.body.taskId)));
-    expect(new Set(jobs.map((j) => j!.processedBy))).toEqual(new Set(['feeds-1', 'feeds-2']));
+    expect(new Set(jobs.map((j) => j!.processedBy))).toEqual(new Set(['feeds@feeds-1', 'feeds@feeds-2'])); // <role>@<instance id>
     // Ten feeds a domain subscribed at once: all but the first of each domain had to wait for their
     // turn (queued delayed until it, or delayed when they ran early) and ran at priority 0, ahead of
     // any fresh work; waiting spent no attempt (the one made is the refresh).
@@ -154,7 +154,7 @@ describe('feeds across processes', () => {
     expect(manual.body.status).toBe('queued');
     const hitsBefore = server.requests.filter((r) => r.path === path).length;
     await waitFor(() => server.requests.filter((r) => r.path === path).length > hitsBefore, { message: 'the manual refresh never reached the server' });
-    const owner = (await queue.getJob(manual.body.task_id))!.processedBy!;
+    const owner = (await queue.getJob(manual.body.task_id))!.processedBy!.replace(/^feeds@/, '');
     const victim = processes.find((p) => p.output().includes(`instance ${owner}`))!;
     expect(victim).toBeDefined();
     await victim.kill(); // mid-exchange: the server is still holding its answer
@@ -163,7 +163,7 @@ describe('feeds across processes', () => {
     expect(task.state).toBe('completed');
     expect(task.result).toMatchObject({ trigger: 'manual', outcome: 'refreshed' });
     const finished = (await queue.getJob(manual.body.task_id))!;
-    expect(finished.processedBy).not.toBe(owner);
+    expect(finished.processedBy).not.toBe(`feeds@${owner}`);
 
     const pending = await pendingJobsOfFeed(queue, feedId);
     expect(pending.map((j) => j.data.trigger)).toEqual(['periodic']);

@@ -2,7 +2,14 @@
  * docker-compose.yml cannot run here (no Docker engine), so this checks what it must contain:
  * Redis with AOF, a healthcheck and a volume; PostgreSQL with a healthcheck and a volume; a
  * migration step; the API and one service per worker role from the same image, each with the
- * settings it needs and waiting for healthy dependencies; and a Dockerfile that builds them.
+ * settings it needs and waiting for healthy dependencies; every long-running service with its
+ * port and a healthcheck of the Compose Specification's shape (a platform service's on the
+ * /readyz of the PORT it is given); and a Dockerfile that builds them.
+ *
+ * The shape checked here follows the Compose Specification's JSON schema (compose-spec.json,
+ * definitions/healthcheck: only these keys, durations as strings, `test` a string or a list
+ * starting with NONE, CMD or CMD-SHELL); the file as a whole was validated against that schema
+ * when it changed (docs/operations.md, scale-out).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -56,6 +63,47 @@ describe('docker-compose.yml', () => {
     expect(compose.services.api.ports[0]).toMatch(/:3000$/);
     expect(compose.services.api.environment.HOST).toBe('0.0.0.0');
     expect(compose.services.migrate.command).toEqual(['node', 'dist/src/db/cli-migrate.js']);
+  });
+
+  it("gives every long-running service its port and a healthcheck of the Compose Specification's shape", () => {
+    const HEALTHCHECK_KEYS = new Set(['test', 'interval', 'timeout', 'retries', 'start_period', 'start_interval', 'disable']);
+    const DURATION = /^(\d+(\.\d+)?(ns|us|ms|s|m|h))+$/;
+    const services = Object.entries(compose.services as Record<string, Record<string, unknown>>);
+    const longRunning = services.filter(([, svc]) => svc.restart !== 'no');
+    expect(longRunning.map(([name]) => name).sort()).toEqual([...ROLE_NAMES, 'postgres', 'prometheus', 'redis'].sort());
+    for (const [name, svc] of longRunning) {
+      const ports = [...((svc.expose as unknown[]) ?? []), ...((svc.ports as unknown[]) ?? [])];
+      expect(ports.length, `${name}: a port`).toBeGreaterThan(0);
+      for (const p of (svc.expose as unknown[]) ?? []) expect(String(p), name).toMatch(/^\d+(-\d+)?(\/(tcp|udp))?$/);
+      const hc = svc.healthcheck as Record<string, unknown> | undefined;
+      expect(hc, `${name}: a healthcheck`).toBeDefined();
+      for (const key of Object.keys(hc!)) expect(HEALTHCHECK_KEYS, `${name}: healthcheck.${key}`).toContain(key);
+      expect(hc!.disable, name).toBeUndefined();
+      const test = hc!.test as string[];
+      expect(Array.isArray(test) && ['CMD', 'CMD-SHELL'].includes(test[0]!) && test.length > 1, `${name}: healthcheck.test`).toBe(true);
+      for (const key of ['interval', 'timeout', 'start_period', 'start_interval']) {
+        if (hc![key] !== undefined) expect(String(hc![key]), `${name}: healthcheck.${key}`).toMatch(DURATION);
+        if (hc![key] !== undefined) expect(typeof hc![key], `${name}: healthcheck.${key} is a string`).toBe('string');
+      }
+      expect(Number.isInteger(hc!.retries) && (hc!.retries as number) > 0, `${name}: healthcheck.retries`).toBe(true);
+      // A dependency waits for a condition the specification knows.
+      for (const [dep, cond] of Object.entries((svc.depends_on as Record<string, { condition: string }>) ?? {})) {
+        expect(compose.services[dep], `${name} depends on ${dep}`).toBeDefined();
+        expect(['service_started', 'service_healthy', 'service_completed_successfully']).toContain(cond.condition);
+      }
+    }
+    // The one-shot migration: no port to answer on, nothing to check once it exited.
+    expect(compose.services.migrate.healthcheck).toBeUndefined();
+    // Platform services: their readiness on the port they are given, on every address of the container.
+    for (const role of ROLE_NAMES) {
+      const svc = compose.services[role];
+      expect(svc.environment.HOST, role).toBe('0.0.0.0');
+      expect(svc.expose, role).toEqual([svc.environment.PORT]);
+      expect(svc.healthcheck.test.join(' '), role).toContain(`http://127.0.0.1:${svc.environment.PORT}/readyz`);
+    }
+    // Top-level keys of the specification only (x- extensions allowed).
+    for (const key of Object.keys(compose))
+      expect(['name', 'services', 'volumes', 'secrets', 'networks', 'configs'].includes(key) || key.startsWith('x-'), key).toBe(true);
   });
 
   it('only sets variables the platform knows', () => {

@@ -122,9 +122,12 @@ describe('result pipeline', () => {
     const next = (await q.pendingFor(ip.id)).map((j) => j.id);
     expect(next).toEqual([outcome.nextTaskId]);
 
-    // An operator replays the completed result job (POST /api/queues/:name/jobs/:id/retry).
-    const retry = await t.api.post(`/api/queues/crawl-result/jobs/${jobId}/retry`);
-    expect(retry.status).toBe(200);
+    // The console refuses to replay a finished link of a chain (409 finished_link); the result is
+    // delivered a second time anyway (a redelivery: the completed job run again).
+    const refused = await t.api.post(`/api/queues/crawl-result/jobs/${jobId}/retry`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('finished_link');
+    await (await q.results.getJob(jobId))!.retry('completed');
     await waitFor(async () => (await q.results.getJob(jobId))?.returnvalue?.status === 'duplicate', { message: 'replayed result not processed' });
 
     expect(await stats(ip.id)).toEqual(before.stats);

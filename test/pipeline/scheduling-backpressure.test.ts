@@ -23,7 +23,13 @@ describe('scheduler backpressure', () => {
     db = await createTestDatabase();
     const seed = new pg.Client({ connectionString: db.url });
     await seed.connect();
-    await seed.query(`INSERT INTO ips (name, keyword, updated_at) SELECT 'IP ' || i, 'kw' || i, now() FROM generate_series(1, 40) AS i`);
+    // All 40 fall due at the same moment, 6 s from now: the leader's backpressure loop runs by then,
+    // even on a loaded machine (IPs due at once at start-up would be promoted by BullMQ before the
+    // loop's first round could hold them back).
+    await seed.query(
+      `INSERT INTO ips (name, keyword, last_crawled_at, updated_at)
+       SELECT 'IP ' || i, 'kw' || i, date_trunc('second', now()) - interval '7200 seconds' + interval '6 seconds', now() FROM generate_series(1, 40) AS i`,
+    );
     await seed.end();
     t = await startTestPlatform({
       roles: ['cluster', 'pipeline'], // the leader's start-up reconciliation schedules the 40 IPs

@@ -113,9 +113,10 @@ describe('token lifecycle', () => {
     const disabled = await carol.post('/api/pools/titles/7/pop');
     expect(disabled.status).toBe(401);
     expect(disabled.body.error.code).toBe('user_disabled');
+    // Her right password gets the answer a wrong one gets (it is not confirmed).
     const login = await carol.post('/api/auth/login', { username: 'carol', password: 'reset-by-admin' });
     expect(login.status).toBe(401);
-    expect(login.body.error.code).toBe('user_disabled');
+    expect(login.body.error.code).toBe('invalid_credentials');
 
     expect((await t.api.patch(`/api/users/${carolId}`, { disabled: false, role: 'admin' })).status).toBe(200);
     await carol.login('carol', 'reset-by-admin');
@@ -134,7 +135,7 @@ describe('token lifecycle', () => {
     const res = await dave.post('/api/pools/titles/7/pop');
     expect(res.status).toBe(200);
     // The pop script found no state, the full check read it from the database and stored it again.
-    expect(await t.platform.ctx.redis.get(t.platform.ctx.keys.userCredential(daveId))).toBe('1');
+    expect(await t.platform.ctx.redis.get(t.platform.ctx.keys.userCredential(daveId))).toBe('1:user');
     expect((await dave.post('/api/sessions/dave-chat/messages', { role: 'user', content: 'still me' })).status).toBe(201);
   });
 
@@ -142,11 +143,16 @@ describe('token lifecycle', () => {
     const { ctx } = t.platform;
     const states = new CredentialStates({ redis: ctx.redis, keys: ctx.keys, prisma: ctx.db.prisma });
     const ref = { kind: 'user' as const, id: 424242 };
-    expect(await states.raise(ref, '3')).toBe('3');
-    expect(await states.raise(ref, '2')).toBe('3');
-    expect(await states.raise(ref, '3:disabled')).toBe('3');
+    expect(await states.raise(ref, '3:user')).toBe('3:user');
+    expect(await states.raise(ref, '2:admin')).toBe('3:user');
+    expect(await states.raise(ref, '3:disabled')).toBe('3:user');
     expect(await states.raise(ref, '4:disabled')).toBe('4:disabled');
-    expect(await states.raise(ref, '5')).toBe('5');
+    expect(await states.raise(ref, '5:admin')).toBe('5:admin');
+    // A state of an earlier release (the version alone) takes the same version with its role, once.
+    await ctx.redis.set(ctx.keys.userCredential(424242), '6');
+    expect(await states.cached(ref)).toBeUndefined();
+    expect(await states.raise(ref, '6:user')).toBe('6:user');
+    expect(await states.raise(ref, '6:admin')).toBe('6:user');
     // A missing user's state expires; a real one does not.
     expect(await ctx.redis.ttl(ctx.keys.userCredential(424242))).toBe(-1);
     expect(await states.fill({ kind: 'user', id: 31337 })).toBe('0:missing');

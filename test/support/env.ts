@@ -6,7 +6,7 @@ import type { TestRedis } from './redis.js';
 
 export const TEST_ADMIN = { username: 'admin', password: 'test-admin-password' };
 // Random-looking, so that a benchmark may run the platform with NODE_ENV=production (src/config/secret-strength.ts).
-export const TEST_JWT_SECRET = 'test-secret-Vq3xN8rTz1KpL6wYb2HcJ9dFm4sGa7Ue0iXo';
+export const TEST_JWT_SECRET = 'tk-Vq3xN8rTz1KpL6wYb2HcJ9dFm4sGa7Ue0iXoR5jWq';
 
 /** The environment of a platform under test (or benchmark): its own Redis, database and data dir; `extra` overrides. */
 export function testEnv(redis: Pick<TestRedis, 'url'>, db: Pick<TestDatabase, 'url' | 'poolSize'>, extra: Record<string, string> = {}): NodeJS.ProcessEnv {

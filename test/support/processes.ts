@@ -39,10 +39,13 @@ export async function spawnTsProcess(
     nodeFlags?: string[];
     /** Run on these CPUs only (`taskset -c`, which execs node: the pid stays node's). */
     cpus?: string;
+    /** The open-file limit, soft and hard (`prlimit --nofile`, which execs node too). */
+    openFiles?: number;
   },
 ): Promise<PlatformProcess> {
   const command = [process.execPath, ...(options.nodeFlags ?? []), '--import', 'tsx', path.join(ROOT, script), ...args];
   if (options.cpus) command.unshift('taskset', '-c', options.cpus);
+  if (options.openFiles) command.unshift('prlimit', `--nofile=${options.openFiles}:${options.openFiles}`, '--');
   const child = spawn(command[0]!, command.slice(1), {
     cwd: ROOT,
     env: { PATH: process.env.PATH, ...env, LOG_PRETTY: 'false' },
@@ -95,7 +98,7 @@ export async function spawnTsProcess(
   };
 }
 
-export function spawnPlatform(roles: string, env: NodeJS.ProcessEnv, options: { startTimeoutMs?: number } = {}): Promise<PlatformProcess> {
+export function spawnPlatform(roles: string, env: NodeJS.ProcessEnv, options: { startTimeoutMs?: number; openFiles?: number } = {}): Promise<PlatformProcess> {
   return spawnTsProcess('workers/run-role.ts', [roles], env, {
     name: `platform process (${roles})`,
     ready: (out) => out.includes('worker-platform started'),

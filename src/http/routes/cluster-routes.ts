@@ -10,7 +10,12 @@ export function clusterRoutes(cluster: ClusterView): AnyRoute[] {
       tag: 'cluster',
       access: 'admin',
       summary: "The leader, the shared config version, each singleton work with its holder, the live instances and the answering instance's own view.",
-      responses: { 200: { description: '{leader, configVersion, leases, instances: [{id, roles, queues, lastSeen, ...}], self, redis}' } },
+      responses: {
+        200: {
+          description:
+            '{leader, configVersion, leases, instances: [{id, roles, queues, lastSeen, settings, ...}], settingsDisagreements: [{setting, variants: [{digest, instances}]}], self, redis}',
+        },
+      },
       handler: async () => ({ body: await cluster.status() }),
     }),
     defineRoute({

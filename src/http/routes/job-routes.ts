@@ -133,12 +133,13 @@ export function jobRoutes(inspector: JobInspector, ownsFeed: (userId: number, fe
       path: '/api/queues/:name/jobs/:id/retry',
       tag: 'jobs',
       access: 'admin',
-      summary: 'Retry a failed (or completed) job, with its full attempts; a crawl or feed refresh takes its place in its chain.',
+      summary:
+        'Retry a failed (or completed) job, with its full attempts; a crawl or feed refresh takes its place in its chain (a completed one is not retried).',
       params: jobParams,
       responses: {
         200: { description: 'job queued again' },
         404: { description: 'unknown queue or job' },
-        409: { description: 'job not failed or completed' },
+        409: { description: 'job not failed or completed; or a completed job of a chain (finished_link: its domain route runs the chain now)' },
       },
       handler: async ({ params }) => ({ body: await inspector.retry(params.name, params.id) }),
     }),

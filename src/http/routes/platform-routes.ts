@@ -1,39 +1,29 @@
 /**
- * The platform's own routes: liveness, readiness (each dependency probed), the Prometheus metrics
- * (to admins or the scrape token, or to anybody with METRICS_PUBLIC) and the OpenAPI document.
+ * The platform's own routes: liveness (answered at once, never waiting on a dependency),
+ * readiness (each dependency probed, through the dependency monitor), the Prometheus metrics (to
+ * admins or the scrape token, or to anybody with METRICS_PUBLIC) and the OpenAPI document.
  */
 import { z } from 'zod';
 import type { Metrics } from '../../metrics/metrics.js';
 import { staticToken } from '../authenticate.js';
+import type { DependencyMonitor } from '../dependency-monitor.js';
+import { RETRY_AFTER_SECONDS } from '../error-reply.js';
 import { defineRoute, type AnyRoute } from '../route.js';
-import { withTimeout } from '../../lib/timeout.js';
-
-export interface DependencyProbe {
-  name: string;
-  /** Resolves true when the dependency answers. */
-  check(): Promise<boolean>;
-}
 
 export interface PlatformRouteOptions {
   metrics: Metrics;
-  probes: DependencyProbe[];
+  monitor: DependencyMonitor;
   metricsPublic: boolean;
   /** A static bearer token for Prometheus scrapes of /metrics (an admin's token works too). */
   metricsToken?: string;
-  /** The OpenAPI document as JSON text (built once, from every route). */
-  openapi: () => string;
-}
-
-const PROBE_TIMEOUT_MS = 2000;
-
-/** Up when the check answers true within PROBE_TIMEOUT_MS; down when it fails, answers false or takes longer. */
-function probe(p: DependencyProbe): Promise<boolean> {
-  return withTimeout(p.check(), PROBE_TIMEOUT_MS, { error: () => new Error(`${p.name} probe took longer than ${PROBE_TIMEOUT_MS} ms`) }).catch(() => false);
+  /** The OpenAPI document as JSON text (built once, from every route); none, no route. */
+  openapi?: () => string;
 }
 
 const dependencies = z.record(z.string(), z.enum(['up', 'down']));
 
 export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
+  const { openapi } = options;
   return [
     defineRoute({
       method: 'get',
@@ -49,18 +39,22 @@ export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
       path: '/readyz',
       tag: 'platform',
       access: 'public',
-      summary: 'Readiness: Redis and the database answer (each probe at most 2 s).',
+      summary:
+        "Readiness: what the process's roles need answers (Redis; the database, but for a crawler-only process; the embedded services, in the process that runs them), each probe at most 2 s.",
       responses: {
         200: { description: 'ready', schema: z.object({ status: z.literal('ready'), dependencies }) },
-        503: { description: 'not_ready; `error.field` names the first dependency down' },
+        503: { description: 'not_ready, with Retry-After; `error.field` names the first dependency down' },
       },
       handler: async () => {
-        const results = await Promise.all(options.probes.map(async (p) => [p.name, await probe(p)] as const));
-        for (const [name, up] of results) options.metrics.dependencyUp.set({ dependency: name }, up ? 1 : 0);
+        const results = await options.monitor.check();
         const down = results.filter(([, up]) => !up).map(([name]) => name);
         const states = Object.fromEntries(results.map(([name, up]) => [name, up ? 'up' : 'down']));
         if (!down.length) return { body: { status: 'ready', dependencies: states } };
-        return { status: 503, body: { error: { code: 'not_ready', message: `unavailable: ${down.join(', ')}`, field: down[0] }, dependencies: states } };
+        return {
+          status: 503,
+          headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+          body: { error: { code: 'not_ready', message: `unavailable: ${down.join(', ')}`, field: down[0] }, dependencies: states },
+        };
       },
     }),
     defineRoute({
@@ -76,14 +70,18 @@ export function platformRoutes(options: PlatformRouteOptions): AnyRoute[] {
         return { text: body, headers: { 'content-type': contentType } };
       },
     }),
-    defineRoute({
-      method: 'get',
-      path: '/api/openapi.json',
-      tag: 'platform',
-      access: 'user',
-      summary: 'This document.',
-      responses: { 200: { description: 'OpenAPI 3.1' } },
-      handler: () => ({ json: options.openapi() }),
-    }),
+    ...(openapi
+      ? [
+          defineRoute({
+            method: 'get',
+            path: '/api/openapi.json',
+            tag: 'platform',
+            access: 'user',
+            summary: 'This document.',
+            responses: { 200: { description: 'OpenAPI 3.1' } },
+            handler: () => ({ json: openapi() }),
+          }),
+        ]
+      : []),
   ];
 }

@@ -17,9 +17,14 @@
  * always has (or had) its entry; a crash between the two leaves an entry without a job, which
  * reconciliation finds and re-adds under the same id. Only the holder of the entry may add the
  * job, which is what keeps "exactly one pending crawl per active IP".
+ *
+ * With REDIS_REPLICA_ACKS a claim or an advance is answered only once the replicas hold it (the
+ * job add after it waits the same way, src/queues/registry.ts): a failover to a replica that lacks
+ * the move would put the chain back a link while its next job exists.
  */
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
+import { NO_REPLICA_ACK, type ReplicaAck } from '../../redis/replica-ack.js';
 import { RedisScript } from '../../redis/script.js';
 
 const BUCKET_SIZE = 100;
@@ -47,6 +52,8 @@ export class CrawlChain {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
+    /** With REDIS_REPLICA_ACKS, claims and advances wait for the replicas (a failover must not undo them). */
+    private readonly replicaAck: ReplicaAck = NO_REPLICA_ACK,
   ) {}
 
   private key(ipId: number): string {
@@ -83,14 +90,17 @@ export class CrawlChain {
   async claim(candidates: readonly { ipId: number; taskId: string }[]): Promise<Map<number, { taskId: string; claimed: boolean }>> {
     const out = new Map<number, { taskId: string; claimed: boolean }>();
     if (!candidates.length) return out;
-    const reply = await claimMany.run<string[]>(
-      this.redis,
-      { buckets: this.keys.crawlChainBuckets() },
-      {},
-      {
-        keys: candidates.map((c) => this.key(c.ipId)),
-        args: [...candidates.flatMap((c) => [c.ipId, c.taskId]), candidates.map((c) => chainBucket(c.ipId)).join(',')],
-      },
+    const buckets = this.keys.crawlChainBuckets();
+    const reply = await this.replicaAck.write(this.redis, buckets, () =>
+      claimMany.run<string[]>(
+        this.redis,
+        { buckets },
+        {},
+        {
+          keys: candidates.map((c) => this.key(c.ipId)),
+          args: [...candidates.flatMap((c) => [c.ipId, c.taskId]), candidates.map((c) => chainBucket(c.ipId)).join(',')],
+        },
+      ),
     );
     candidates.forEach((c, i) => {
       const r = reply[i]!;
@@ -100,7 +110,8 @@ export class CrawlChain {
   }
 
   async advance(ipId: number, from: string, next: string): Promise<AdvanceOutcome> {
-    const r = await advanceScript.run<string>(this.redis, { bucket: this.key(ipId) }, { ipId, from, next });
+    const bucket = this.key(ipId);
+    const r = await this.replicaAck.write(this.redis, bucket, () => advanceScript.run<string>(this.redis, { bucket }, { ipId, from, next }));
     if (r.startsWith('stale:')) return { kind: 'stale', current: r.slice('stale:'.length) };
     return { kind: r as 'advanced' | 'already' | 'none' };
   }

@@ -15,6 +15,7 @@
  * the task's own id to its derived successor, so each of them may run any number of times.
  */
 import type { Job, Queue } from 'bullmq';
+import { InvalidStateError } from '../../errors.js';
 import type { Logger } from '../../logging/logger.js';
 import { PENDING_STATES, QUEUED_STATES } from '../../queues/job-states.js';
 import type { QueueRegistry } from '../../queues/registry.js';
@@ -74,6 +75,13 @@ export interface SchedulerDeps {
   caches: Pick<PipelineCaches, 'invalidateIp'>;
 }
 
+/** A crawl as the API shows it: `finishing` when its job is gone (removed on completion) but its chain has not moved yet. */
+export interface CrawlView {
+  taskId: string;
+  state: string;
+  dueAt?: string;
+}
+
 /** IP detail caches invalidated at once when many IPs' next crawls are recorded together. */
 const INVALIDATE_CHUNK = 100;
 
@@ -81,7 +89,7 @@ export class CrawlScheduler {
   readonly chain: CrawlChain;
 
   constructor(private readonly deps: SchedulerDeps) {
-    this.chain = new CrawlChain(deps.redis, deps.keys);
+    this.chain = new CrawlChain(deps.redis, deps.keys, deps.queues.replicaAck);
   }
 
   /** Every crawl queue: the current partitions, then those of older layouts being drained. */
@@ -299,6 +307,26 @@ export class CrawlScheduler {
     return { jobId, status: 'crawl_now', taskId: current.taskId, crawl: current.status };
   }
 
+  /**
+   * An operator runs a delayed crawl now (Bull Board's promote, the job console): when it is its
+   * IP's current link the IP crawls now through crawlNow, recorded as its next crawl. A delayed
+   * crawl that is not (an orphan the reconciliation removes: its IP moved on, or stopped) is
+   * refused rather than run beside the chain.
+   */
+  async promote(taskId: string): Promise<{ status: CrawlNowStatus; taskId: string }> {
+    const ipId = ipIdOfTask(taskId);
+    const ip = ipId === undefined ? undefined : await this.deps.ips.find(ipId);
+    if (!ip?.active || (await this.chain.current(ip.id)) !== taskId)
+      throw new InvalidStateError(
+        'not_in_chain',
+        `crawl "${taskId}" is not its IP's current crawl; the reconciliation removes it (POST /api/ips/:id/crawl crawls an IP now)`,
+        {
+          field: 'id',
+        },
+      );
+    return this.crawlNow(ip);
+  }
+
   /** Stops an IP's crawls: its chain entry goes, and its pending job with it (a running one finishes, unscheduled). */
   async unschedule(ipId: number): Promise<string | undefined> {
     const taskId = await this.chain.release(ipId);
@@ -331,9 +359,14 @@ export class CrawlScheduler {
   }
 
   /** The IP's current crawl: task id, state and (when delayed) its due time. */
-  async currentCrawl(ipId: number): Promise<{ taskId: string; state: string; dueAt?: string } | null> {
+  /** The IP's current link: its task id, the job's state, and when it is due while delayed. */
+  async currentCrawl(ipId: number): Promise<CrawlView | null> {
     const taskId = await this.chain.current(ipId);
-    if (!taskId) return null;
+    return taskId ? this.crawlView(taskId) : null;
+  }
+
+  /** One crawl task's view (as currentCrawl), whether or not it is still its IP's current link. */
+  async crawlView(taskId: string): Promise<CrawlView> {
     const queue = await this.crawlQueueOf(taskId);
     const state = await queue.getJobState(taskId);
     let dueAt: string | undefined;
@@ -344,11 +377,11 @@ export class CrawlScheduler {
     return { taskId, state: state === 'unknown' ? 'finishing' : state, ...(dueAt ? { dueAt } : {}) };
   }
 
-  /** Writes the planned next crawl times to the IPs (informational; the job's delay is the truth). */
   /**
-   * Records the IPs' next crawls (ips.next_crawl_at) and invalidates their cached details, so that
-   * no path that moves a chain (a result, a crawl that failed for good, a trigger, a replay, the
-   * reconciliation) leaves GET /api/ips/:id stale for the cache's TTL.
+   * Records the IPs' next crawls (ips.next_crawl_at; informational, the job's delay is the truth)
+   * and invalidates their cached details, so that no path that moves a chain (a result, a crawl
+   * that failed for good, a trigger, a replay, the reconciliation) leaves GET /api/ips/:id stale
+   * for the cache's TTL.
    */
   async recordNextCrawl(entries: readonly { ipId: number; dueAt: number }[]): Promise<void> {
     await this.deps.ips.recordNextCrawl(entries);

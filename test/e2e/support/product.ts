@@ -36,6 +36,8 @@ export interface ProductProcess {
   pid: number;
   /** API base URL, when the process runs the api role. */
   url?: string;
+  /** Base URL of the process's HTTP server (the API's, or health, readiness and metrics only), as it printed it. */
+  httpUrl: string;
   output(): string;
   lines(): LogLine[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -68,7 +70,9 @@ function baseEnv(options: StartOptions): NodeJS.ProcessEnv {
     DATA_DIR: options.dataDir,
     LOG_PRETTY: 'false',
     LOG_LEVEL: 'info',
-    ...(options.port !== undefined ? { PORT: String(options.port) } : {}),
+    // Every process listens (worker-only ones serve health, readiness and metrics): without a
+    // port it gets any free one, never the default 3000 another program on the machine may want.
+    PORT: String(options.port ?? 0),
     ...options.env,
   };
 }
@@ -111,6 +115,7 @@ export async function startProduct(options: StartOptions): Promise<ProductProces
     throw new Error(`the platform (${command.join(' ')}) did not start:\n${out.slice(-4000)}`);
   }
   const url = /API\s+(http:\/\/\S+)\/api/.exec(out)?.[1];
+  const httpUrl = /Health\s+(http:\/\/\S+)\/healthz/.exec(out)?.[1] ?? '';
   const lines = () =>
     out
       .split('\n')
@@ -126,6 +131,7 @@ export async function startProduct(options: StartOptions): Promise<ProductProces
     child,
     pid,
     ...(url ? { url } : {}),
+    httpUrl,
     output: () => out,
     lines,
     exited,
