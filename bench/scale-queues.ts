@@ -7,7 +7,13 @@
  * with a two-hour interval, so every pending job falls due one to two hours ahead: nothing of the
  * step's population becomes due while the step runs, and the burst of 1,000 due at once is the
  * only work a worker finds.
+ *
+ * The plain queue is loaded first (its memory read on its own), and stays: the platform's
+ * population is scheduled beside it, and then the steady-state operations and the bursts of the
+ * two run in turns in that one Redis, so that both meet the same machine (on a shared machine the
+ * load moves wall times more between minutes than any growth does).
  */
+import type { Queue } from 'bullmq';
 import { Metrics } from '../src/metrics/metrics.js';
 import { createFeedServices } from '../src/feeds/wiring.js';
 import { reconcileChains } from '../src/feeds/reconcile-chains.js';
@@ -27,12 +33,11 @@ import {
   plainQueue,
   reload,
   tableBytes,
-  bursts,
-  timeEach,
+  burstsInTurns,
+  timeInTurns,
   us,
   usedMemory,
   type Env,
-  type Lateness,
   type ScaleRecord,
 } from './scale-support.js';
 
@@ -47,19 +52,20 @@ const WARM_UP = 2000;
 /** The delay of row `i`'s next job: one to two hours, as its due time after a crawl in the last hour. */
 const delayOf = (i: number) => HOUR + (3600 - 1 - (i % 3600)) * 1000;
 
-interface PlainRun {
+interface PlainLoad {
+  queue: Queue;
   seconds: number;
   /** CPU µs of the whole addBulk run. */
   cpuUs: number;
   bytes: number;
   jobBytes: number;
   delayedBytes: number;
-  add: { times: number[]; cpuUs: number };
-  late: Lateness & { p99s: number[] };
 }
 
-/** Plain BullMQ: `n` delayed jobs by addBulk (1,000 a call), then single adds, then a burst. */
-async function plainScheduling(env: Env, name: string, n: number, job: (i: number) => { name: string; data: object; jobId: string }): Promise<PlainRun> {
+type PlainJob = (i: number) => { name: string; data: object; jobId: string };
+
+/** Plain BullMQ on an empty Redis: `n` delayed jobs by addBulk (1,000 a call), and the memory they took. */
+async function plainLoad(env: Env, name: string, n: number, job: PlainJob): Promise<PlainLoad> {
   await env.redis.flushall();
   const queue = plainQueue(env, name);
   await queue.waitUntilReady();
@@ -74,24 +80,27 @@ async function plainScheduling(env: Env, name: string, n: number, job: (i: numbe
       await queue.addBulk(jobs);
     }
   });
-  const seconds = bulk.ms / 1000;
   const bytes = (await usedMemory(env.redis)) - mem0;
   const jobBytes = await keyBytes(env.redis, queue.toKey(job(1).jobId));
   const delayedBytes = await keyBytes(env.redis, queue.keys.delayed!);
-  const add = await timeEach(env.meter, STEADY_OPS, (k) => {
-    const j = job(n + 1 + k);
-    return queue.add(j.name, j.data, { jobId: j.jobId, delay: delayOf(k) });
-  });
-  const late = await bursts(env, name, BURST, (first, due) =>
-    queue.addBulk(
-      Array.from({ length: BURST }, (_, k) => {
-        const j = job(n + STEADY_OPS + first + k + 1);
-        return { name: j.name, data: j.data, opts: { jobId: j.jobId, delay: due - Date.now() } };
-      }),
-    ),
-  );
-  await queue.close();
-  return { seconds, cpuUs: bulk.cpuUs, bytes, jobBytes, delayedBytes, add, late };
+  return { queue, seconds: bulk.ms / 1000, cpuUs: bulk.cpuUs, bytes, jobBytes, delayedBytes };
+}
+
+/** The plain queue's single add of job `i` (a steady-state add) and a burst's addBulk, ids past the loaded ones. */
+function plainOps(plain: PlainLoad, n: number, job: PlainJob) {
+  return {
+    add: (k: number) => {
+      const j = job(n + 1 + k);
+      return plain.queue.add(j.name, j.data, { jobId: j.jobId, delay: delayOf(k) });
+    },
+    burst: (round: number, due: number) =>
+      plain.queue.addBulk(
+        Array.from({ length: BURST }, (_, k) => {
+          const j = job(n + STEADY_OPS + round * BURST + k + 1);
+          return { name: j.name, data: j.data, opts: { jobId: j.jobId, delay: due - Date.now() } };
+        }),
+      ),
+  };
 }
 
 // ---- IPs ------------------------------------------------------------------------------------
@@ -114,12 +123,13 @@ export async function benchIps(env: Env, steps: number[], record: ScaleRecord): 
     );
     await db.pool.query('TRUNCATE processed_results');
 
-    const plain = await plainScheduling(env, 'plain-crawl', n, (i) => {
+    const plainJob: PlainJob = (i) => {
       const taskId = `ip${i}-${'0'.repeat(8)}`; // the scheduler's id shape (task-ids.ts)
       return { name: 'crawl', jobId: taskId, data: { ipId: i, keyword: `kw${i}`, taskId, pagesOnSale, pagesSold } };
-    });
+    };
+    const plain = await plainLoad(env, 'plain-crawl', n, plainJob);
+    const plainOp = plainOps(plain, n, plainJob);
 
-    await redis.flushall();
     const scheduler = createScheduler(env.ctx);
     const crawlQueue = scheduler.queues()[0]!;
     await crawlQueue.waitUntilReady();
@@ -143,22 +153,36 @@ export async function benchIps(env: Env, steps: number[], record: ScaleRecord): 
     if (again.scheduled || again.reAdded || again.advanced || again.orphansRemoved || again.released)
       throw new Error('a second reconciliation changed something');
 
-    // Closed loop: a result moves an IP's chain on and schedules its next crawl (IPs 1..1,000).
+    // Closed loop: a result moves an IP's chain on and schedules its next crawl (IPs 1..1,000),
+    // in turns with the plain queue's single adds.
     const froms = await Promise.all(Array.from({ length: STEADY_OPS }, (_, k) => scheduler.chain.current(k + 1)));
-    const advance = await timeEach(env.meter, STEADY_OPS, (k) => scheduler.advance({ id: k + 1, keyword: `kw${k + 1}` }, froms[k]!, Date.now() + 2 * HOUR));
+    const { ours: advance, plain: plainAdd } = await timeInTurns(
+      env.meter,
+      STEADY_OPS,
+      (k) => scheduler.advance({ id: k + 1, keyword: `kw${k + 1}` }, froms[k]!, Date.now() + 2 * HOUR),
+      plainOp.add,
+    );
 
     // A burst: 1,000 more IPs due at the same millisecond, with the leader's backpressure loop
     // running at a threshold that does not bind (bench:pipeline C).
     const settings = { ...env.config.pipeline, backpressureThreshold: 2000, batchSize: 2000 };
     const term = { task: 'crawl-scheduler', token: 1, signal: new AbortController().signal, isCurrent: () => true };
     const stopLoop = startBackpressureLoop({ scheduler, redis, settings, metrics: new Metrics({ defaultMetrics: false }), logger }, term);
-    const late = await bursts(env, crawlQueue.name, BURST, (first, due) =>
-      scheduler.scheduleMany(
-        Array.from({ length: BURST }, (_, k) => ({ id: n + first + k + 1, keyword: `kw${n + first + k + 1}`, dueAt: due })),
-        { minDelayMs: 0 },
-      ),
+    const { ours: late, plain: plainLate } = await burstsInTurns(
+      env,
+      BURST,
+      {
+        queueName: crawlQueue.name,
+        schedule: (round, due) =>
+          scheduler.scheduleMany(
+            Array.from({ length: BURST }, (_, k) => ({ id: n + round * BURST + k + 1, keyword: `kw${n + round * BURST + k + 1}`, dueAt: due })),
+            { minDelayMs: 0 },
+          ),
+      },
+      { queueName: plain.queue.name, schedule: plainOp.burst },
     );
     await stopLoop();
+    await plain.queue.close();
     const sizes = await tableBytes(db.pool, ['ips']);
 
     if (n === WARM_UP) continue;
@@ -170,19 +194,19 @@ export async function benchIps(env: Env, steps: number[], record: ScaleRecord): 
     );
     console.log(
       `    Redis memory +${mb(bytes)} = ${(bytes / n).toFixed(0)} B per IP   | plain +${mb(plain.bytes)} = ${(plain.bytes / n).toFixed(0)} B per job   → ${(bytes / plain.bytes).toFixed(2)}x` +
-        `   (used_memory ${/used_memory_human:(\S+)/.exec(info)![1]})`,
+        `   (used_memory ${/used_memory_human:(\S+)/.exec(info)![1]} with the plain queue's)`,
     );
     console.log(
-      `    MEMORY USAGE: crawl job hash ${jobBytes} B, delayed set ${(delayedBytes / (n + STEADY_OPS)).toFixed(0)} B per entry, chain bucket ${(bucketBytes / 100).toFixed(0)} B per IP, ` +
+      `    MEMORY USAGE: crawl job hash ${jobBytes} B, delayed set ${(delayedBytes / n).toFixed(0)} B per entry, chain bucket ${(bucketBytes / 100).toFixed(0)} B per IP, ` +
         `detail-cache version key ${versionBytes} B   | plain: job hash ${plain.jobBytes} B, delayed set ${(plain.delayedBytes / n).toFixed(0)} B per entry`,
     );
     console.log(`    reconciliation with nothing to do ${recheckSeconds.toFixed(2)} s = ${perIp(recheckSeconds).toFixed(1)} µs (${cpu(recheck.cpuUs)}) per IP`);
     console.log(
       `    closed loop (advance: chain move, next crawl, the old job removed if pending), ${int(STEADY_OPS)} one at a time: mean ${us(mean(advance.times))} (${us(advance.cpuUs / 1000 / STEADY_OPS)} CPU), ` +
-        `p99 ${us(advance.times[Math.floor(STEADY_OPS * 0.99)]!)}   | plain add: mean ${us(mean(plain.add.times))} (${us(plain.add.cpuUs / 1000 / STEADY_OPS)} CPU)`,
+        `p99 ${us(advance.times[Math.floor(STEADY_OPS * 0.99)]!)}   | plain add: mean ${us(mean(plainAdd.times))} (${us(plainAdd.cpuUs / 1000 / STEADY_OPS)} CPU)`,
     );
     console.log(
-      `    ${int(BURST)} due at once, concurrency 50: lateness p99 ${late.p99.toFixed(0)} ms (p50 ${late.p50.toFixed(0)}; p99 of each burst ${late.p99s.join(', ')})   | plain p99 ${plain.late.p99.toFixed(0)} ms (${plain.late.p99s.join(', ')})`,
+      `    ${int(BURST)} due at once, concurrency 50: lateness p99 ${late.p99.toFixed(0)} ms (p50 ${late.p50.toFixed(0)}; p99 of each burst ${late.p99s.join(', ')})   | plain p99 ${plainLate.p99.toFixed(0)} ms (${plainLate.p99s.join(', ')})`,
     );
 
     record.add({
@@ -209,10 +233,10 @@ export async function benchIps(env: Env, steps: number[], record: ScaleRecord): 
       unit: 'µs',
       step: n,
       ours: mean(advance.times) * 1000,
-      base: mean(plain.add.times) * 1000,
-      cpu: { ours: advance.cpuUs / STEADY_OPS, base: plain.add.cpuUs / STEADY_OPS },
+      base: mean(plainAdd.times) * 1000,
+      cpu: { ours: advance.cpuUs / STEADY_OPS, base: plainAdd.cpuUs / STEADY_OPS },
     });
-    record.add({ part: 'IPs', name: `lateness p99, ${int(BURST)} due at once`, unit: 'ms', step: n, ours: late.p99, base: plain.late.p99 });
+    record.add({ part: 'IPs', name: `lateness p99, ${int(BURST)} due at once`, unit: 'ms', step: n, ours: late.p99, base: plainLate.p99 });
   }
   await redis.flushall();
 }
@@ -242,13 +266,14 @@ export async function benchFeeds(env: Env, steps: number[], record: ScaleRecord)
       );
     });
 
-    const plain = await plainScheduling(env, 'plain-feed-refresh', n, (i) => ({
+    const plainJob: PlainJob = (i) => ({
       name: 'refresh-periodic',
       jobId: `feed-${i}-00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, // the scheduler's id shape (feed-scheduler.ts)
       data: { feedId: i, trigger: 'periodic' },
-    }));
+    });
+    const plain = await plainLoad(env, 'plain-feed-refresh', n, plainJob);
+    const plainOp = plainOps(plain, n, plainJob);
 
-    await redis.flushall();
     const { feeds, scheduler } = createFeedServices(env.ctx);
     const refreshQueue = env.queues.everywhere('feedRefresh')[0]!;
     await refreshQueue.waitUntilReady();
@@ -269,12 +294,27 @@ export async function benchFeeds(env: Env, steps: number[], record: ScaleRecord)
     const recheckSeconds = recheck.ms / 1000;
     if (again.repaired) throw new Error(`a second chain reconciliation repaired ${again.repaired}`);
 
-    // New chains (a subscription's first refresh), one at a time, with n chains in place.
-    const add = await timeEach(env.meter, STEADY_OPS, (k) => scheduler.schedulePeriodic(n + 1 + k, delayOf(k), { trigger: 'initial' }));
+    // New chains (a subscription's first refresh), one at a time, with n chains in place, in
+    // turns with the plain queue's single adds.
+    const { ours: add, plain: plainAdd } = await timeInTurns(
+      env.meter,
+      STEADY_OPS,
+      (k) => scheduler.schedulePeriodic(n + 1 + k, delayOf(k), { trigger: 'initial' }),
+      plainOp.add,
+    );
 
-    const late = await bursts(env, refreshQueue.name, BURST, async (first, due) => {
-      for (let k = 0; k < BURST; k++) await scheduler.schedulePeriodic(n + STEADY_OPS + first + k + 1, due - Date.now());
-    });
+    // 1,000 chains falling due at the same millisecond (started in one bulk add, as the reconciler does).
+    const { ours: late, plain: plainLate } = await burstsInTurns(
+      env,
+      BURST,
+      {
+        queueName: refreshQueue.name,
+        schedule: (round, due) =>
+          scheduler.startChains(Array.from({ length: BURST }, (_, k) => ({ feedId: n + STEADY_OPS + round * BURST + k + 1, delayMs: due - Date.now() }))),
+      },
+      { queueName: plain.queue.name, schedule: plainOp.burst },
+    );
+    await plain.queue.close();
     const sizes = await tableBytes(db.pool, ['feeds']);
 
     if (n === WARM_UP) continue;
@@ -286,7 +326,7 @@ export async function benchFeeds(env: Env, steps: number[], record: ScaleRecord)
     );
     console.log(
       `    Redis memory +${mb(bytes)} = ${(bytes / n).toFixed(0)} B per feed   | plain +${mb(plain.bytes)} = ${(plain.bytes / n).toFixed(0)} B per job   → ${(bytes / plain.bytes).toFixed(2)}x` +
-        `   (used_memory ${/used_memory_human:(\S+)/.exec(info)![1]})`,
+        `   (used_memory ${/used_memory_human:(\S+)/.exec(info)![1]} with the plain queue's)`,
     );
     console.log(
       `    MEMORY USAGE: refresh job hash ${jobBytes} B, deduplication key ${dedupBytes} B, delayed set ${(delayedBytes / n).toFixed(0)} B per entry   | plain: job hash ${plain.jobBytes} B, delayed set ${(plain.delayedBytes / n).toFixed(0)} B per entry`,
@@ -296,10 +336,10 @@ export async function benchFeeds(env: Env, steps: number[], record: ScaleRecord)
     );
     console.log(
       `    new chain (schedulePeriodic), ${int(STEADY_OPS)} one at a time: mean ${us(mean(add.times))} (${us(add.cpuUs / 1000 / STEADY_OPS)} CPU), p99 ${us(add.times[Math.floor(STEADY_OPS * 0.99)]!)}` +
-        `   | plain add: mean ${us(mean(plain.add.times))} (${us(plain.add.cpuUs / 1000 / STEADY_OPS)} CPU)`,
+        `   | plain add: mean ${us(mean(plainAdd.times))} (${us(plainAdd.cpuUs / 1000 / STEADY_OPS)} CPU)`,
     );
     console.log(
-      `    ${int(BURST)} due at once, concurrency 50: lateness p99 ${late.p99.toFixed(0)} ms (p50 ${late.p50.toFixed(0)}; p99 of each burst ${late.p99s.join(', ')})   | plain p99 ${plain.late.p99.toFixed(0)} ms (${plain.late.p99s.join(', ')})`,
+      `    ${int(BURST)} due at once, concurrency 50: lateness p99 ${late.p99.toFixed(0)} ms (p50 ${late.p50.toFixed(0)}; p99 of each burst ${late.p99s.join(', ')})   | plain p99 ${plainLate.p99.toFixed(0)} ms (${plainLate.p99s.join(', ')})`,
     );
 
     record.add({
@@ -326,10 +366,10 @@ export async function benchFeeds(env: Env, steps: number[], record: ScaleRecord)
       unit: 'µs',
       step: n,
       ours: mean(add.times) * 1000,
-      base: mean(plain.add.times) * 1000,
-      cpu: { ours: add.cpuUs / STEADY_OPS, base: plain.add.cpuUs / STEADY_OPS },
+      base: mean(plainAdd.times) * 1000,
+      cpu: { ours: add.cpuUs / STEADY_OPS, base: plainAdd.cpuUs / STEADY_OPS },
     });
-    record.add({ part: 'feeds', name: `lateness p99, ${int(BURST)} due at once`, unit: 'ms', step: n, ours: late.p99, base: plain.late.p99 });
+    record.add({ part: 'feeds', name: `lateness p99, ${int(BURST)} due at once`, unit: 'ms', step: n, ours: late.p99, base: plainLate.p99 });
   }
   await redis.flushall();
 }

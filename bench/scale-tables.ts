@@ -43,7 +43,7 @@ import { startPlatform } from '../src/runtime/start-platform.js';
 import { testEnv } from '../test/support/env.js';
 import { adminToken, spawnServer } from './http-load.js';
 import { median, percentile } from './stats.js';
-import { insertSeries, int, logger, mb, reload, tableBytes, type CpuMeter, type Env, type ScaleRecord } from './scale-support.js';
+import { insertSeries, int, logger, mb, reload, tableBytes, usedMemoryHuman, type CpuMeter, type Env, type ScaleRecord } from './scale-support.js';
 
 export interface Services {
   redisUrl: string;
@@ -282,7 +282,9 @@ export async function benchPools(env: Env, steps: number[], record: ScaleRecord,
       const reference = median(referenceRates);
       const mark = median(markRates);
 
-      console.log(`  ${int(n)} rows (bulk load ${loadSeconds.toFixed(1)} s; titles ${mb(sizes.titles!)} with indexes)`);
+      console.log(
+        `  ${int(n)} rows (bulk load ${loadSeconds.toFixed(1)} s; titles ${mb(sizes.titles!)} with indexes; Redis used_memory ${await usedMemoryHuman(redis)})`,
+      );
       const cpuRefill = median(cpu.refill);
       const cpuReference = median(cpu.reference);
       const cpuMark = median(cpu.mark);
@@ -466,7 +468,8 @@ export async function benchMessages(env: Env, steps: number[], record: ScaleReco
       const barePersist = median(bareRates);
 
       console.log(
-        `  ${int(n)} messages in ${int(sessions)} sessions (bulk load ${loadSeconds.toFixed(1)} s; chat_messages ${mb(sizes.chat_messages!)}, chat_sessions ${mb(sizes.chat_sessions!)})`,
+        `  ${int(n)} messages in ${int(sessions)} sessions (bulk load ${loadSeconds.toFixed(1)} s; chat_messages ${mb(sizes.chat_messages!)}, chat_sessions ${mb(sizes.chat_sessions!)}; ` +
+          `Redis used_memory ${await usedMemoryHuman(ctx.redis)} with the lists filled by the reads)`,
       );
       const cpuRead = { ours: readCpu.ours / READS, base: readCpu.bare / READS };
       const cpuPersist = { ours: median(persistCpu.ours), base: median(persistCpu.bare) };
@@ -602,7 +605,8 @@ export async function benchArticles(env: Env, steps: number[], record: ScaleReco
     const ours = sorted(ourMs);
     const bare = sorted(bareMs);
     console.log(
-      `  ${int(n)} articles in ${int(feeds)} feeds of ${int(users)} users (bulk load ${loadSeconds.toFixed(1)} s; articles ${mb(sizes.articles!)} with indexes and TOAST, feeds ${mb(sizes.feeds!)})`,
+      `  ${int(n)} articles in ${int(feeds)} feeds of ${int(users)} users (bulk load ${loadSeconds.toFixed(1)} s; articles ${mb(sizes.articles!)} with indexes and TOAST, feeds ${mb(sizes.feeds!)}; ` +
+        `Redis used_memory ${await usedMemoryHuman(env.redis)}: articles do not use it)`,
     );
     const cpu = { ours: used.ours / REFRESHES, base: used.bare / REFRESHES };
     console.log(

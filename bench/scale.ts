@@ -18,8 +18,9 @@
  * load, then analyzed; the platform's operations run against them. Redis memory (INFO memory,
  * MEMORY USAGE of sample keys) and table sizes (pg_total_relation_size) are printed per step.
  *
- * BENCH_SCALE_PARTS (comma-separated, default all) picks the parts; BENCH_SCALE_MAX (default
- * 10000000) drops the steps above it: `BENCH_SCALE_MAX=100000` runs in a few minutes.
+ * `npm run bench:scale -- --quick` runs only the smallest step of each part (10k; a few minutes), to
+ * check the benchmark itself; `--max=100000` drops the steps above that size; `--parts=pools,articles`
+ * picks parts (default all). BENCH_SCALE_MAX and BENCH_SCALE_PARTS set the same from the environment.
  * Starts its own redis-server (no AOF) and PostgreSQL cluster (fsync off) and removes them.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,8 +34,20 @@ import { benchFeeds, benchIps } from './scale-queues.js';
 import { openEnv, ScaleRecord, stepLabel } from './scale-support.js';
 import { benchArticles, benchMessages, benchPools } from './scale-tables.js';
 
-const PARTS = (process.env.BENCH_SCALE_PARTS ?? 'ips,feeds,pools,messages,articles').split(',').map((p) => p.trim().toLowerCase());
-const MAX = Number(process.env.BENCH_SCALE_MAX ?? 10_000_000);
+const ALL_PARTS = ['ips', 'feeds', 'pools', 'messages', 'articles'];
+/** `--name=value` of the command line, else the environment's `env`. */
+const option = (name: string, env: string) =>
+  process.argv
+    .slice(2)
+    .find((a) => a.startsWith(`--${name}=`))
+    ?.slice(name.length + 3) ?? process.env[env];
+const unknown = process.argv.slice(2).filter((a) => a !== '--quick' && !/^--(max|parts)=/.test(a));
+if (unknown.length) throw new Error(`bench:scale: unknown option ${unknown.join(' ')} (options: --quick, --max=N, --parts=${ALL_PARTS.join(',')})`);
+const PARTS = (option('parts', 'BENCH_SCALE_PARTS') ?? ALL_PARTS.join(',')).split(',').map((p) => p.trim().toLowerCase());
+const badPart = PARTS.find((p) => !ALL_PARTS.includes(p));
+if (badPart) throw new Error(`bench:scale: unknown part ${badPart} (parts: ${ALL_PARTS.join(', ')})`);
+const MAX = process.argv.includes('--quick') ? 10_000 : Number(option('max', 'BENCH_SCALE_MAX') ?? 10_000_000);
+if (!Number.isInteger(MAX) || MAX < 10_000) throw new Error('bench:scale: --max must be an integer of at least 10000');
 const STEPS: Record<string, number[]> = {
   ips: [10_000, 100_000, 1_000_000],
   feeds: [10_000, 100_000, 1_000_000],
