@@ -338,7 +338,13 @@ function accepted(sessionId: string, i: number): AcceptedMessage {
 
 export async function benchMessages(env: Env, steps: number[], record: ScaleRecord, services: Services): Promise<void> {
   const { db } = env;
-  const config = loadConfig(testEnv({ url: services.redisUrl }, { url: services.dbUrl, poolSize: 10 }, { DATA_DIR: services.dataDir, LOG_LEVEL: 'silent' }));
+  const config = loadConfig(
+    testEnv(
+      { url: services.redisUrl },
+      { url: services.dbUrl, poolSize: 10 },
+      { DATA_DIR: services.dataDir, LOG_LEVEL: 'silent', REDIS_COMMAND_TIMEOUT_MS: '60000', REDIS_QUEUE_COMMAND_TIMEOUT_MS: '60000' },
+    ),
+  );
   const platform = await startPlatform({ roles: [], config });
   const { ctx } = platform;
   const s = config.messages;
