@@ -21,7 +21,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config/index.js';
 import { silentLogger } from '../src/logging/logger.js';
-import { newTaskId } from '../src/pipeline/scheduling/task-ids.js';
+import { newTaskId } from '../src/crawl-scheduling/task-ids.js';
 import { encodeItem } from '../src/pools/pool-item.js';
 import { QueueRegistry } from '../src/queues/registry.js';
 import { connectionOptions } from '../src/redis/connection.js';

@@ -32,7 +32,7 @@ import { loadConfig } from '../src/config/index.js';
 import { createDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrate.js';
 import { domainOf } from '../src/feeds/domain-gate.js';
-import { createFeedServices } from '../src/feeds/wiring.js';
+import { wireFeeds } from '../src/feeds/wiring.js';
 import { parseFeedDocument } from '../src/feeds/parse-feed.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { QueueRegistry } from '../src/queues/registry.js';
@@ -104,7 +104,7 @@ async function round(spec: RoundSpec, ctx: { redisUrl: string; dbUrl: string; da
   const keys = createKeys(config.redis.prefix);
   const queues = new QueueRegistry({ config, connections, keys });
   // the platform's own feed scheduler (with its domain gate), as the API process builds it
-  const { scheduler } = createFeedServices({ config, db, redis: connections.create('command', 'bench'), keys, queues });
+  const { scheduler } = wireFeeds({ config, db, redis: connections.create('command', 'bench'), keys, queues });
   const spawned = await Promise.allSettled(
     Array.from({ length: WORKERS }, (_, i) =>
       spawnPlatform('feeds', { ...env(ctx.redisUrl, ctx.dbUrl, ctx.dataDir, spacingMs), INSTANCE_ID: `bench-feeds-${i + 1}` }, { startTimeoutMs: 120_000 }),

@@ -28,7 +28,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import { Redis } from 'ioredis';
 import type { Counter } from 'prom-client';
-import { AuthService } from '../src/auth/auth-service.js';
+import { wireAuth } from '../src/auth/wiring.js';
 import { loadConfig } from '../src/config/index.js';
 import { authenticator } from '../src/http/authenticate.js';
 import { requireAuth } from '../src/http/express-mount.js';
@@ -125,7 +125,7 @@ async function serve(): Promise<void> {
   const platform = await startPlatform({ roles: [], config });
   const { ctx } = platform;
   const redis = new Redis(process.env.REDIS_URL!);
-  const auth = new AuthService({ prisma: ctx.db.prisma, redis: ctx.redis, keys: ctx.keys, settings: config.auth, metrics: ctx.metrics });
+  const { auth } = wireAuth(ctx);
   const keyOf = (s: string) => `bench:chat:session:{${s}}:messages`;
   const { cacheMaxLen, cacheTtlSeconds } = config.messages;
   const bare = await listenLocal(baselineApp(redis, keyOf, cacheMaxLen, cacheTtlSeconds));

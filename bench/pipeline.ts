@@ -34,10 +34,10 @@ import { createDatabase, type Database } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { Metrics } from '../src/metrics/metrics.js';
-import { IpStore } from '../src/pipeline/ip-store.js';
-import { createResultPipeline, createScheduler, type PipelineContext } from '../src/pipeline/wiring.js';
-import { reconcile } from '../src/pipeline/scheduling/reconcile.js';
-import { startBackpressureLoop } from '../src/pipeline/scheduling/backpressure-loop.js';
+import { startBackpressureLoop } from '../src/crawl-scheduling/backpressure-loop.js';
+import { IpStore } from '../src/crawl-scheduling/ip-store.js';
+import { reconcile } from '../src/crawl-scheduling/reconcile.js';
+import { wirePipeline, type PipelineContext } from '../src/pipeline/wiring.js';
 import type { CrawledItem, CrawlResultPayload } from '../src/queues/payloads/crawl.js';
 import { QueueRegistry } from '../src/queues/registry.js';
 import { connectionOptions, waitForReady, type RedisClient } from '../src/redis/connection.js';
@@ -117,8 +117,7 @@ function market(ip: number, round: number): CrawledItem[] {
 
 async function benchResults(label: string, env: Env): Promise<{ label: string; p50: number; p99: number; perSecond: number; bareP50: number }> {
   const { db, redis } = env;
-  const scheduler = createScheduler(env.ctx);
-  const pipeline = createResultPipeline(env.ctx, scheduler);
+  const { scheduler, pipeline } = wirePipeline(env.ctx);
   await db.pool.query('TRUNCATE ips, processed_results RESTART IDENTITY CASCADE');
   // Crawled a minute ago: every result is compared and counted (an IP's first crawl is only recorded, first-crawl.ts).
   const { rows } = await db.pool.query<{ id: number }>(
@@ -206,7 +205,7 @@ async function benchScheduling(env: Env) {
   await plainQueue.close();
 
   await redis.flushall();
-  const scheduler = createScheduler(env.ctx);
+  const scheduler = wirePipeline(env.ctx).scheduler;
   await scheduler.queues()[0]!.waitUntilReady();
   const mem1 = await usedMemory(redis);
   const t1 = performance.now();
@@ -249,7 +248,7 @@ async function lateness(env: Env, mode: 'plain' | 'scheduler', settings: Record<
       [DUE_AT_ONCE, new Date(due)],
     );
     // As the leaders do it: the start-up reconciliation (a maintenance task), and the backpressure loop.
-    const scheduler = createScheduler(local.ctx);
+    const scheduler = wirePipeline(local.ctx).scheduler;
     const term = { task: 'crawl-scheduler', token: 1, signal: new AbortController().signal, isCurrent: () => true };
     stopLoop = startBackpressureLoop(
       { scheduler, redis: local.redis, settings: local.config.pipeline, metrics: new Metrics({ defaultMetrics: false }), logger },

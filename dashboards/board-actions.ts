@@ -1,30 +1,14 @@
 /**
  * Bull Board's buttons, answered by the platform: an express router mounted before bull-board's
  * own (bull-board.ts), on the routes of @bull-board/api 9.10.1 (dist/routes.js) that change jobs.
- * Each goes through the same job console as the REST routes (src/queues/job-inspector.ts, wired
- * with the chains' replay and promote handlers) or the board's rules (board-rules.ts); what the
- * platform has no rule about is passed on to bull-board unchanged.
+ * What each button does is the table in docs/operations.md#bull-board.
  *
- *   PUT   queues/:q/:id/retry                 → JobInspector.retry: a dead crawl or refresh replays
- *                                               through its chain; a completed link is refused
- *   PUT   queues/:q/retry/failed              → JobInspector.replayDead (every dead job, each so)
- *   PUT   queues/:q/retry/completed           → refused on a chained queue, else bull-board
- *   PUT   queues/:q/:id/promote               → JobInspector.promote (a crawl runs as its IP's crawl now)
- *   PUT   queues/:q/promote                   → JobInspector.promoteAll
- *   POST  queues/:q/add                       → refused on chained and platform-only queues; options
- *                                               limited; JobInspector.add checks the payload
- *   PATCH queues/:q/:id/update-data           → payload schema, then the fields the platform writes
- *   PUT   queues/:q/:id/clean, clean/:status  → a chained job still pending or running is refused
- *   PUT   queues/:q/empty, obliterate,
- *         :id/remove-unprocessed-children,
- *         job-schedulers/:id/remove, PATCH job-schedulers/:id
- *                                             → refused where they would drop a chain or the
- *                                               leader's schedulers, else bull-board
- *
- * Answers keep bull-board's shapes where its UI reads them (a success is 2xx; retry-all answers
- * `{retried, skipped}`). A refusal is the platform's JSON error (`error.code`, `error.message`,
- * `error.field`) plus what the board's UI shows in its toast: `error.key` (one of its message keys)
- * and `message` (the platform's message).
+ * Invariants: every action goes through the same job console as the REST routes
+ * (src/queues/job-inspector.ts, with the chains' replay and promote handlers) or the board's rules
+ * (board-rules.ts), so no button leaves a second pending job in a chain; what the platform has no
+ * rule about is passed on to bull-board unchanged. Answers keep bull-board's shapes where its UI
+ * reads them; a refusal is the platform's JSON error plus `error.key` (a bull-board message key)
+ * and `message`, which the board's toast shows.
  */
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Job, Queue } from 'bullmq';

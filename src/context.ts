@@ -2,6 +2,8 @@
  * What every role gets: configuration, logging, metrics, Redis, the queues and the database.
  * Built once per process by src/runtime/start-platform.ts and passed down explicitly.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Telemetry } from 'bullmq';
 import type { Config } from './config/index.js';
 import type { Leadership } from './coordination/leadership.js';
 import type { SharedConfigView } from './coordination/shared-config.js';
@@ -28,6 +30,10 @@ export interface PlatformContext {
   leadership: Leadership;
   /** The shared config the leader publishes (src/coordination/shared-config-follower.ts). */
   sharedConfig: SharedConfigView;
+  /** With tracing on (src/tracing/): BullMQ's telemetry for every Worker (the registry's Queues have it too). */
+  telemetry?: Telemetry;
+  /** With tracing on: a span around each API request. */
+  observeRequest?: RequestObserver;
 }
 
 /** A started role: what it serves and how it stops. */
@@ -38,3 +44,21 @@ export interface RoleHandle {
   /** Stops the role: intake first, then active work, then its resources. Idempotent. */
   stop(): Promise<void>;
 }
+
+/** An API request as an observer sees it (src/http/request-wrapper.ts's Exchange). */
+export interface ObservedRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** Its request id (X-Request-Id). */
+  readonly id: string;
+  /** The URL's path, without its query. */
+  readonly pathname: string;
+  /** The declared route once one matched (`/api/ips/:id/crawl`), else `unmatched`. */
+  readonly route: string;
+}
+
+/**
+ * Sees each API request whole: called as it begins, with `serve` to run its handling, which it
+ * must call once (tracing runs it inside the request's span: src/tracing/http-spans.ts).
+ */
+export type RequestObserver = (request: ObservedRequest, serve: () => void) => void;

@@ -1,25 +1,11 @@
 /**
- * Errors classed by outcome. A job processor throws one of these and the worker factory maps it:
+ * Errors classed by outcome, never by where they came from (docs/architecture.md#errors-by-outcome:
+ * what the worker factory does with each in a job, and the status each is in a reply).
  *
- * - PermanentError  → BullMQ UnrecoverableError: the job fails at once, no retry (404, not a feed).
- * - RetryableError  → a plain failure: BullMQ retries with the queue's backoff.
- * - BlockedError    → the job is delayed by `retryAfterMs` without spending an attempt
- *                     (rate limited, blocked by the remote side, a busy domain).
- *
- * Anything else is treated as retryable.
- *
- * A request's outcome, thrown by a domain and turned into a status code by the HTTP layer only
- * (src/http/error-reply.ts); each carries a machine-readable `code`, the `field` it concerns when
- * the API names one, and optional `details`:
- *
- * - InvalidInputError    → 400  the input is well-formed but not acceptable (a wrong current password)
- * - UnauthenticatedError → 401  no credential, or one that is not (or no longer) valid
- * - ForbiddenError       → 403  a valid credential whose role may not do this
- * - NotFoundError        → 404  no such thing (or not the caller's)
- * - ConflictError        → 409  it would clash with what exists (a taken name, a limit reached)
- * - InvalidStateError    → 409  the thing exists but its state does not allow this (an inactive IP, a running job)
- * - RateLimitedError     → 429  too many attempts; `retryAfterSeconds`
- * - UnavailableError     → 503  cannot be answered now (DependencyDownError: Redis or the database is down)
+ * Invariants: a job processor throws PermanentError (no retry), BlockedError (delayed without an
+ * attempt) or anything else (retried); a domain serving a request throws one of the request
+ * outcomes below, each with a machine-readable `code` and the `field` it concerns when the API names
+ * one, and only the HTTP layer (src/http/error-reply.ts) turns it into a status.
  */
 
 export class PlatformError extends Error {

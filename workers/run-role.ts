@@ -1,6 +1,6 @@
 /** `npm run start:role -- feeds,pools`: any set of roles in one process (ROLES also works). */
 import { runProcess } from '../src/runtime/run.js';
-import { parseRoles } from '../src/runtime/roles.js';
+import { parseRoles } from '../src/runtime/role-names.js';
 
 const spec = process.argv[2] ?? process.env.ROLES;
 if (!spec) {

@@ -9,13 +9,14 @@
  * or taking the admin role from it, also revokes its API keys (all of them, or its admin ones).
  */
 import type { Logger } from '../logging/logger.js';
-import type { Prisma, PrismaClient } from '../db/client.js';
 import { ConflictError, DependencyDownError, InvalidInputError, InvalidStateError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import type { User } from '../generated/prisma/client.js';
 import { isRedisUnavailable } from '../redis/redis-unavailable.js';
 import type { AuthService } from './auth-service.js';
+import type { ApiKeyStore } from './api-key-store.js';
 import { API_KEY_REVOKED, userState, type CredentialStates } from './credential-state.js';
 import type { Role } from './roles.js';
+import type { Tx, UserBefore, UserStore } from './user-store.js';
 
 export interface UserView {
   id: number;
@@ -36,28 +37,17 @@ export interface UserChanges {
   password?: string | undefined;
 }
 
-/** Advisory lock key of the changes that may remove an admin (an arbitrary constant). */
-const ADMIN_CHANGES_LOCK = 160_001;
-
-const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === 'P2002';
-
 export class Accounts {
-  constructor(private readonly deps: { prisma: PrismaClient; states: CredentialStates; auth: AuthService; logger: Logger }) {}
+  constructor(private readonly deps: { users: UserStore; apiKeys: ApiKeyStore; states: CredentialStates; auth: AuthService; logger: Logger }) {}
 
   async create(input: { username: string; password: string; role: Role }): Promise<UserView> {
-    try {
-      const user = await this.deps.prisma.user.create({
-        data: { username: input.username, passwordHash: await this.deps.auth.hashPassword(input.password), role: input.role },
-      });
-      return userView(user);
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ConflictError('username_taken', `a user named "${input.username}" exists`, { field: 'username' });
-      throw err;
-    }
+    const user = await this.deps.users.create({ username: input.username, passwordHash: await this.deps.auth.hashPassword(input.password), role: input.role });
+    if (!user) throw new ConflictError('username_taken', `a user named "${input.username}" exists`, { field: 'username' });
+    return userView(user);
   }
 
   async list(): Promise<UserView[]> {
-    return (await this.deps.prisma.user.findMany({ orderBy: { id: 'asc' } })).map(userView);
+    return (await this.deps.users.list()).map(userView);
   }
 
   /** An admin's change of any user; the last enabled admin can neither be disabled nor lose the role. */
@@ -68,8 +58,7 @@ export class Accounts {
       changes,
       async (tx, before) => {
         if (!mayRemoveAdmin || before.role !== 'admin' || before.disabled) return;
-        const [{ admins }] = await tx.$queryRaw<[{ admins: number }]>`SELECT count(*)::int AS admins FROM users WHERE role = 'admin' AND NOT disabled`;
-        if (admins <= 1)
+        if ((await this.deps.users.enabledAdmins(tx)) <= 1)
           throw new InvalidStateError('last_admin', 'the last enabled admin cannot be disabled or lose the admin role', {
             field: changes.disabled ? 'disabled' : 'role',
           });
@@ -81,7 +70,7 @@ export class Accounts {
 
   /** A user's own password change: the current password is checked within the login rate limit. */
   async changeOwnPassword(userId: number, currentPassword: string, newPassword: string, ip: string | undefined): Promise<void> {
-    const found = await this.deps.prisma.user.findUnique({ where: { id: userId } });
+    const found = await this.deps.users.find(userId);
     if (!found) throw new UnauthenticatedError('unknown_user', "the token's user does not exist");
     const checked = await this.deps.auth.checkPasswordLimited(found.username, currentPassword, ip, async () => found);
     if (!checked) throw new InvalidInputError('wrong_password', 'currentPassword is not the current password', { field: 'currentPassword' });
@@ -93,14 +82,11 @@ export class Accounts {
    * admin with that password. A changed password raises the token version like any password change.
    */
   async ensureAdmin(username: string, password: string): Promise<void> {
-    const { prisma, auth } = this.deps;
-    const existing = await prisma.user.findUnique({ where: { username } });
+    const { users, auth } = this.deps;
+    const existing = await users.findByName(username);
     if (!existing) {
-      try {
-        await prisma.user.create({ data: { username, passwordHash: await auth.hashPassword(password), role: 'admin' } });
-      } catch (err) {
-        if (!isUniqueViolation(err)) throw err; // another process created it at the same time
-      }
+      // Null when another process created it at the same time.
+      await users.create({ username, passwordHash: await auth.hashPassword(password), role: 'admin' });
       return;
     }
     const samePassword = await auth.checkPassword(password, existing.passwordHash);
@@ -114,10 +100,9 @@ export class Accounts {
    * user names disabled.
    */
   async disableExamplePasswords(examplePassword: string): Promise<string[]> {
-    const { prisma, auth, logger } = this.deps;
-    const users = await prisma.user.findMany({ where: { disabled: false }, select: { id: true, username: true, passwordHash: true } });
+    const { users, auth, logger } = this.deps;
     const disabled: string[] = [];
-    for (const u of users) {
+    for (const u of await users.enabledPasswords()) {
       if (!(await auth.checkPassword(examplePassword, u.passwordHash))) continue;
       await this.change(u.id, { disabled: true });
       disabled.push(u.username);
@@ -131,42 +116,29 @@ export class Accounts {
    * Redis before the commit; API keys that may no longer act are revoked. `guard` runs first
    * inside the transaction (with the row as it was) and may refuse.
    */
-  private async change(
-    id: number,
-    changes: UserChanges,
-    guard?: (tx: Prisma.TransactionClient, before: { id: number; role: Role; disabled: boolean }) => Promise<void>,
-    serializeAdminChanges = false,
-  ): Promise<User> {
-    const { prisma, states } = this.deps;
+  private async change(id: number, changes: UserChanges, guard?: (tx: Tx, before: UserBefore) => Promise<void>, serializeAdminChanges = false): Promise<User> {
+    const { users, apiKeys, states } = this.deps;
     const passwordHash = changes.password !== undefined ? await this.deps.auth.hashPassword(changes.password) : undefined;
     try {
-      return await prisma.$transaction(async (tx) => {
+      return await users.transaction(async (tx) => {
         // Changes that may take away an admin run one at a time, so two of them cannot each leave the
-        // other admin as the last one (taken before the row lock: no lock-order deadlock).
-        if (serializeAdminChanges) await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ADMIN_CHANGES_LOCK})`;
-        const [before] = await tx.$queryRaw<
-          { id: number; role: Role; disabled: boolean }[]
-        >`SELECT id, role::text AS role, disabled FROM users WHERE id = ${id} FOR UPDATE`;
+        // other admin as the last one.
+        if (serializeAdminChanges) await users.lockAdminChanges(tx);
+        const before = await users.lockForChange(tx, id);
         if (!before) throw new NotFoundError('user_not_found', `no user ${id}`, { field: 'id' });
         await guard?.(tx, before);
-        const user = await tx.user.update({
-          where: { id },
-          data: {
-            ...(changes.role !== undefined ? { role: changes.role } : {}),
-            ...(changes.disabled !== undefined ? { disabled: changes.disabled } : {}),
-            ...(passwordHash !== undefined ? { passwordHash } : {}),
-            tokenVersion: { increment: 1 },
-          },
+        const user = await users.applyChange(tx, id, {
+          ...(changes.role !== undefined ? { role: changes.role } : {}),
+          ...(changes.disabled !== undefined ? { disabled: changes.disabled } : {}),
+          ...(passwordHash !== undefined ? { passwordHash } : {}),
         });
-        const revoke = user.disabled
-          ? { userId: id, revokedAt: null }
+        const revoked = user.disabled
+          ? await apiKeys.revokeActive(tx, { userId: id })
           : user.role === 'user'
-            ? { userId: id, revokedAt: null, role: 'admin' as const }
-            : undefined;
-        const keys = revoke ? await tx.apiKey.findMany({ where: revoke, select: { id: true } }) : [];
-        if (keys.length) await tx.apiKey.updateMany({ where: { id: { in: keys.map((k) => k.id) } }, data: { revokedAt: new Date() } });
+            ? await apiKeys.revokeActive(tx, { userId: id, role: 'admin' })
+            : [];
         await states.raise({ kind: 'user', id }, userState(user));
-        for (const k of keys) await states.raise({ kind: 'apiKey', id: k.id }, API_KEY_REVOKED);
+        for (const keyId of revoked) await states.raise({ kind: 'apiKey', id: keyId }, API_KEY_REVOKED);
         return user;
       });
     } catch (err) {

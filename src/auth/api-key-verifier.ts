@@ -3,9 +3,9 @@
  * once is remembered by its exact text (what it says never changes; whether it is still active is
  * its credential state, checked on every request like a token's, see credential-state.ts).
  */
-import type { PrismaClient } from '../db/client.js';
 import { parseApiKey, secretMatches } from './api-key-format.js';
-import type { Principal } from './auth-service.js';
+import type { ApiKeyStore } from './api-key-store.js';
+import type { Principal } from './principal.js';
 import { API_KEY_ACTIVE } from './credential-state.js';
 
 const VERIFIED_CACHE_SIZE = 10_000;
@@ -13,7 +13,7 @@ const VERIFIED_CACHE_SIZE = 10_000;
 export class ApiKeyVerifier {
   private readonly verified = new Map<string, Principal>();
 
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly keys: ApiKeyStore) {}
 
   known(text: string): Principal | undefined {
     return this.verified.get(text);
@@ -25,7 +25,7 @@ export class ApiKeyVerifier {
     if (known) return known;
     const parsed = parseApiKey(text);
     if (!parsed) return undefined;
-    const key = await this.prisma.apiKey.findUnique({ where: { id: parsed.id }, include: { user: { select: { username: true } } } });
+    const key = await this.keys.findWithUser(parsed.id);
     if (!key || key.revokedAt || !secretMatches(parsed.secret, key.secretHash)) return undefined;
     const principal: Principal = {
       kind: 'apiKey',

@@ -1,38 +1,33 @@
 /**
- * Login, logout and credential checks, orchestrated over the token service, API keys, the users
- * table, the login rate limit, the password threads, the logout blacklist and the credential states.
+ * Login, logout and password checks, orchestrated over the token service, the users table, the
+ * login rate limit, the password threads, the logout blacklist and the credential states; a
+ * request's credential check is credential-check.ts (reached through `verify` and `authenticate`).
  *
- * A login: (1) its attempt is counted per client address and per (user name, address), atomically,
- * before anything else (429 beyond either limit: login-rate-limit.ts); (2) the user is read; (3) its
- * password is compared on a password thread, at most AUTH_PASSWORD_THREADS at once (429 `login_busy`
- * beyond the wait line: password-hasher.ts), against a dummy hash when the user does not exist;
- * (4) an unknown user, a wrong password and a disabled user all get the same 401
- * `invalid_credentials`, so the answer never confirms a password; only a match of an enabled user
- * takes its attempt back.
- *
- * A request's credential is current when its session is not logged out (blacklist) and the state
- * of its user (tokens) or key (API keys) in Redis is the one it carries (credential-state.ts):
- * one round trip for both, or none of its own on the hot routes, whose script makes the check
- * (src/revocation/revocation.ts). Only Redis outages count as Redis down; any other error is an error.
+ * Invariants of a login (docs/security.md#logins): its attempt is counted per client address and
+ * per (user name, address) before anything else (429 beyond either limit); the password is compared
+ * on a password thread (429 `login_busy` when none is free in time), against a dummy hash when the
+ * user does not exist; an unknown user, a wrong password and a disabled user all get the same 401
+ * `invalid_credentials`; only a match of an enabled user takes its attempt back.
  */
 import type { Counter } from 'prom-client';
-import type { PrismaClient } from '../db/client.js';
 import { DependencyDownError, InvalidInputError, RateLimitedError, UnauthenticatedError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { isRedisUnavailable } from '../redis/redis-unavailable.js';
+import type { ApiKeyStore } from './api-key-store.js';
 import { ApiKeyVerifier } from './api-key-verifier.js';
-import { looksLikeApiKey } from './api-key-format.js';
 import { loginAddressKey } from './client-address.js';
-import { API_KEY_REVOKED, CredentialStates, MISSING, tokenState, userState, type CredentialRef } from './credential-state.js';
+import { CredentialCheck } from './credential-check.js';
+import { CredentialStates, userState } from './credential-state.js';
 import { LoginRateLimit } from './login-rate-limit.js';
 import { PasswordChecksBusyError, PasswordHasher } from './password-hasher.js';
 import { DUMMY_HASH } from './passwords.js';
-import { Revocation, TokenRevokedError } from '../revocation/revocation.js';
+import type { Principal, VerifiedToken } from './principal.js';
 import type { Role } from './roles.js';
 import { SessionBlacklist } from './session-blacklist.js';
-import { InvalidTokenError, TokenService, type TokenClaims } from './tokens.js';
+import { TokenService } from './tokens.js';
+import type { UserStore } from './user-store.js';
 
 export interface AuthSettings {
   jwtSecret: string;
@@ -46,39 +41,17 @@ export interface AuthSettings {
   passwordWaitMs: number;
 }
 
-/** Who a request acts as, from its token or API key. */
-export interface Principal {
-  kind: 'token' | 'apiKey';
-  userId: number;
-  username: string;
-  role: Role;
-  /** The token's session id (the logout blacklist's key); `apikey-<id>` for an API key. */
-  sessionId: string;
-  /** Token expiry, seconds since the epoch; absent for API keys (they live until revoked). */
-  exp?: number;
-  /** Whose state decides whether the credential is current, and the state it must have. */
-  credential: CredentialRef;
-  expectedState: string;
-}
-
-export interface VerifiedToken extends Principal {
-  /** False when Redis was down and AUTH_FAIL_OPEN let the token through without the blacklist, or when the check is left to the handler. */
-  blacklistChecked: boolean;
-  /** Present when the credential check is left to the request's own Redis script (see src/revocation/revocation.ts). */
-  revocation?: Revocation;
-}
-
 export class AuthService {
   readonly tokens: TokenService;
   readonly states: CredentialStates;
   private readonly blacklist: SessionBlacklist;
   private readonly rateLimit: LoginRateLimit;
   private readonly hasher: PasswordHasher;
-  private readonly apiKeys: ApiKeyVerifier;
+  private readonly credentials: CredentialCheck;
   private readonly passwordChecks: Counter<'outcome'>;
   private readonly refusedAttempts: Counter<'reason'>;
 
-  constructor(private readonly deps: { prisma: PrismaClient; redis: RedisClient; keys: Keys; settings: AuthSettings; metrics: Metrics }) {
+  constructor(private readonly deps: { users: UserStore; apiKeys: ApiKeyStore; redis: RedisClient; keys: Keys; settings: AuthSettings; metrics: Metrics }) {
     const s = deps.settings;
     this.tokens = new TokenService(s.jwtSecret, s.tokenTtlSeconds);
     this.states = new CredentialStates(deps);
@@ -90,7 +63,14 @@ export class AuthService {
       s.failOpen,
     );
     this.hasher = new PasswordHasher({ threads: s.passwordThreads, queueMax: s.passwordQueueMax, waitMs: s.passwordWaitMs });
-    this.apiKeys = new ApiKeyVerifier(deps.prisma);
+    this.credentials = new CredentialCheck({
+      redis: deps.redis,
+      keys: deps.keys,
+      tokens: this.tokens,
+      apiKeys: new ApiKeyVerifier(deps.apiKeys),
+      states: this.states,
+      failOpen: s.failOpen,
+    });
     this.passwordChecks = deps.metrics.counter('wp_auth_password_checks_total', 'Password hashes compared (logins and password changes), by outcome.', [
       'outcome',
     ]);
@@ -176,7 +156,7 @@ export class AuthService {
       username,
       password,
       ip,
-      () => this.deps.prisma.user.findUnique({ where: { username } }),
+      () => this.deps.users.findByName(username),
       (u) => !u.disabled,
     );
     // One answer for an unknown user, a wrong password and a disabled user: it never confirms a password.
@@ -199,129 +179,18 @@ export class AuthService {
     }
   }
 
-  /**
-   * Verifies the credential: a token's signature and expiry, or an API key's secret; then that it
-   * is current (not logged out, its user or key unchanged). Throws UnauthenticatedError (401) when not, and DependencyDownError (503)
-   * when Redis is down and the platform fails secure.
-   *
-   * With `deferBlacklist` the currency check is not made here: the result carries a Revocation for
-   * the handler's own Redis script (src/revocation/revocation.ts). On a Redis Cluster, where the blacklist and
-   * state keys cannot share a script with the request's keys, the check is made here all the same.
-   */
-  async verify(token: string, options: { deferBlacklist?: boolean } = {}): Promise<VerifiedToken> {
-    const principal = await this.authenticate(token);
-    if (options.deferBlacklist && !this.deps.redis.isCluster) return this.deferred(principal);
-    return { ...principal, blacklistChecked: await this.checkCurrent(principal) };
+  /** The request's credential check (credential-check.ts): who it is, and that it is current (401, or 503 when Redis cannot tell). */
+  verify(token: string, options: { deferBlacklist?: boolean } = {}): Promise<VerifiedToken> {
+    return this.credentials.verify(token, options);
   }
 
-  /**
-   * `verify` with `deferBlacklist`, answered at once (no promise) for a credential this process has
-   * verified before and that has not expired: the hot routes' usual case. Undefined when the full
-   * `verify` is needed (new or expired token, Redis Cluster).
-   */
+  /** `verify` with `deferBlacklist` at once, for a credential this process verified before (see CredentialCheck). */
   verifyKnownDeferred(token: string): VerifiedToken | undefined {
-    if (this.deps.redis.isCluster) return undefined;
-    const principal = this.known(token);
-    return principal ? this.deferred(principal) : undefined;
+    return this.credentials.verifyKnownDeferred(token);
   }
 
-  private known(token: string): Principal | undefined {
-    if (looksLikeApiKey(token)) return this.apiKeys.known(token);
-    const claims = this.tokens.known(token);
-    return claims ? this.principalOf(claims) : undefined;
-  }
-
-  /** The principal of verified claims, made once per claims object (the token service keeps one per token). */
-  private readonly principals = new WeakMap<TokenClaims, Principal>();
-  private principalOf(claims: TokenClaims): Principal {
-    let principal = this.principals.get(claims);
-    if (!principal) this.principals.set(claims, (principal = tokenPrincipal(claims)));
-    return principal;
-  }
-
-  /** Who a credential says it is (signature and expiry, or the key's secret), without checking that it is current. */
-  async authenticate(token: string): Promise<Principal> {
-    if (looksLikeApiKey(token)) {
-      const principal = await this.apiKeys.verify(token);
-      if (!principal) throw new UnauthenticatedError('invalid_api_key', 'the API key is invalid or revoked');
-      return principal;
-    }
-    try {
-      return this.principalOf(await this.tokens.verify(token));
-    } catch (err) {
-      const reason = err instanceof InvalidTokenError ? err.reason : 'invalid';
-      throw new UnauthenticatedError(
-        reason === 'expired' ? 'token_expired' : 'invalid_token',
-        reason === 'expired' ? 'the token has expired' : 'the token is invalid',
-      );
-    }
-  }
-
-  private deferred(principal: Principal): VerifiedToken {
-    const revocation = new Revocation(
-      this.deps.keys.blacklistedSession(principal.sessionId),
-      this.states.key(principal.credential),
-      principal.expectedState,
-      async () => {
-        await this.checkCurrent(principal);
-      },
-    );
-    return { ...principal, blacklistChecked: false, revocation };
-  }
-
-  /**
-   * Throws 401 when the session is logged out or the credential's state is not the one it
-   * carries; 503 when Redis cannot tell (unless AUTH_FAIL_OPEN, which skips the blacklist and reads
-   * the state from the database). Returns whether the blacklist was checked.
-   */
-  async checkCurrent(principal: Principal): Promise<boolean> {
-    let listed: number;
-    let state: string | undefined;
-    try {
-      [listed, state] = await Promise.all([
-        this.deps.redis.exists(this.deps.keys.blacklistedSession(principal.sessionId)),
-        this.states.cached(principal.credential),
-      ]);
-    } catch (err) {
-      if (!isRedisUnavailable(err)) throw err;
-      if (!this.deps.settings.failOpen) {
-        throw new DependencyDownError('redis', 'the token cannot be checked while Redis is unavailable (AUTH_FAIL_OPEN=false)', { cause: err });
-      }
-      assertCurrent(principal, await this.states.fromDatabase(principal.credential));
-      return false;
-    }
-    if (listed) throw new TokenRevokedError();
-    assertCurrent(principal, state ?? (await this.states.fill(principal.credential)));
-    return true;
+  /** Who a credential says it is, without checking that it is current. */
+  authenticate(token: string): Promise<Principal> {
+    return this.credentials.authenticate(token);
   }
 }
-
-function tokenPrincipal(claims: TokenClaims): Principal {
-  return {
-    kind: 'token',
-    userId: claims.userId,
-    username: claims.username,
-    role: claims.role,
-    sessionId: claims.sessionId,
-    exp: claims.exp,
-    credential: { kind: 'user', id: claims.userId },
-    expectedState: tokenState(claims),
-  };
-}
-
-/** 401 unless `state` is the one the credential carries, with the reason as the code. */
-export function assertCurrent(principal: Principal, state: string): void {
-  if (state === principal.expectedState) return;
-  if (principal.kind === 'apiKey') {
-    throw new UnauthenticatedError('invalid_api_key', state === API_KEY_REVOKED ? 'the API key was revoked' : 'the API key is invalid or revoked');
-  }
-  if (state === MISSING) throw new UnauthenticatedError('unknown_user', "the token's user does not exist");
-  if (state.endsWith(':disabled')) throw new UnauthenticatedError('user_disabled', "the token's user is disabled");
-  if (versionOf(state) === versionOf(principal.expectedState)) {
-    // The version the account has, with another role: the token was not issued by this platform as it is.
-    throw new UnauthenticatedError('invalid_token', "the token's role is not its user's");
-  }
-  throw new UnauthenticatedError('token_revoked', 'the token was ended by a password or role change; log in again');
-}
-
-const versionOf = (state: string) => state.split(':', 1)[0];

@@ -1,33 +1,22 @@
 /**
  * The state of a credential in Redis, which every request compares with what its credential
- * carries, so that a change ends the credential everywhere at once, with no database read per
- * request.
+ * carries (docs/security.md#tokens-logout-and-ending-tokens): a user's (`auth:user:{id}`) is
+ * "<version>:<role>" or "<version>:disabled", an API key's (`auth:key:{id}`) "1" or "2:revoked",
+ * a credential with no row "0:missing" (kept MISSING_TTL_SECONDS).
  *
- * A user's state (`auth:user:{id}`) is its token version and role, "<version>:admin" or
- * "<version>:user", or "<version>:disabled"; a token is current while the state equals the version
- * and role it carries, so the role a request acts with is the account's current one, whatever the
- * token says (a token signed with a leaked secret that claims `admin` for a user is refused), read
- * in the same step as the version (no extra round trip, and none at all on the hot routes, whose
- * script compares the whole state). An API key's state
- * (`auth:key:{id}`) is "1" while active and "2:revoked". A credential whose row does not exist
- * reads "0:missing" (kept MISSING_TTL_SECONDS). The database is the source: a state missing from
- * Redis (first use, Redis lost its data) is read from the database and stored.
- *
- * The leading number only grows: a password, role or disabled change raises the user's
- * `token_version`, a revocation makes a key "2:revoked". A state is only ever replaced by one with
- * a higher number (RAISE), so a fill that read the database just before a change cannot put the
- * old state back after it. A change stores its new state before its transaction commits
- * (accounts.ts): if Redis cannot take it, nothing changes.
- *
- * A user state of an earlier release, "<version>" alone (no role), reads as missing and is
- * replaced by the same version with its role (RAISE takes an equal number over a state with no
- * flag), so tokens issued before an upgrade stay current.
+ * Invariants: the database is the source (a state missing from Redis is read from it and stored);
+ * the leading number only grows, and a state is only ever replaced by one with a higher number
+ * (RAISE), so a fill that read the database just before a change cannot put the old state back; a
+ * change stores its new state before its transaction commits (accounts.ts). A user state of an
+ * earlier release, "<version>" alone, reads as missing and RAISE gives it its role at the same
+ * number, so tokens issued before an upgrade stay current.
  */
-import type { PrismaClient } from '../db/client.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
+import type { ApiKeyStore } from './api-key-store.js';
 import type { Role } from './roles.js';
+import type { UserStore } from './user-store.js';
 
 export const MISSING_TTL_SECONDS = 300;
 export const API_KEY_ACTIVE = '1';
@@ -59,7 +48,7 @@ export function apiKeyState(row: { revokedAt: Date | null } | null | undefined):
 export type CredentialRef = { kind: 'user'; id: number } | { kind: 'apiKey'; id: number };
 
 export class CredentialStates {
-  constructor(private readonly deps: { redis: RedisClient; keys: Keys; prisma: PrismaClient }) {}
+  constructor(private readonly deps: { redis: RedisClient; keys: Keys; users: UserStore; apiKeys: ApiKeyStore }) {}
 
   key(ref: CredentialRef): string {
     return ref.kind === 'user' ? this.deps.keys.userCredential(ref.id) : this.deps.keys.apiKeyCredential(ref.id);
@@ -83,11 +72,9 @@ export class CredentialStates {
 
   /** The state as the database has it (Redis not consulted). */
   async fromDatabase(ref: CredentialRef): Promise<string> {
-    const { prisma } = this.deps;
-    if (ref.kind === 'user') {
-      return userState(await prisma.user.findUnique({ where: { id: ref.id }, select: { tokenVersion: true, disabled: true, role: true } }));
-    }
-    return apiKeyState(await prisma.apiKey.findUnique({ where: { id: ref.id }, select: { revokedAt: true } }));
+    if (ref.kind === 'user') return userState(await this.deps.users.credentialRow(ref.id));
+    const revokedAt = await this.deps.apiKeys.revokedAt(ref.id);
+    return apiKeyState(revokedAt === undefined ? null : { revokedAt });
   }
 
   /** Stores `state` unless Redis holds a newer one; returns the state held. */

@@ -10,6 +10,7 @@ import { outboundSettings } from './outbound.js';
 import { pipelineSettings } from './pipeline.js';
 import { coreSettings, databaseSettings, httpSettings, queueSettings, redisSettings } from './platform.js';
 import { poolSettings } from './pools.js';
+import { tracingSettings } from './tracing.js';
 import { weakSecretReason } from './secret-strength.js';
 import { parseShardSpec } from '../queues/partitions.js';
 import { redisSettingsProblem } from './redis-settings-check.js';
@@ -33,6 +34,7 @@ export const settingGroups = {
   pools: poolSettings,
   messages: messageSettings,
   cluster: clusterSettings,
+  tracing: tracingSettings,
 } satisfies Record<string, SettingGroup>;
 
 type Groups = typeof settingGroups;

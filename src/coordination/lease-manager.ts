@@ -1,41 +1,14 @@
 /**
- * Leases for singleton tasks: the platform's Leadership (ctx.leadership, leadership.ts).
+ * Leases for singleton tasks, one per task name: the platform's Leadership (ctx.leadership,
+ * leadership.ts). The design, the lease's scripts and how to write a singleton task are in
+ * docs/coordination.md#one-lease-per-singleton-task; log lines, metric labels and GET /api/cluster
+ * call a task `work`.
  *
- * Design. Singleton tasks are registered by the roles: `ctx.leadership.whileLeader(task, start)`
- * (the pipeline role registers the crawl scheduler's backpressure loop, the cluster role the
- * LEADER_TASK: the maintenance queue's schedulers and worker). In docker compose every role is
- * its own service, so one platform-wide lease would let a leader without the pipeline role starve
- * the scheduler. Hence one lease per task name: the processes that registered a task compete for
- * its lease, and at most one instance runs each task. "The leader" of the platform
- * (GET /api/cluster, the is-leader gauge) is the holder of LEADER_TASK's lease.
- *
- * Lease = Redis key `<prefix>:cluster:lease:{<task>}` holding "<instance>#<token>":
- *   acquire  SET-if-free PX ttl plus INCR of a fencing token (Lua, lease-scripts.ts);
- *   renew    PEXPIRE only if the value is still this term's (Lua), every TTL/3;
- *   release  DEL only if the value is still this term's (Lua), after the task has stopped.
- * One loop per process drives every lease it competes for (one timer, set to the next renewal,
- * acquisition attempt or deadline). A competing process retries every TTL/3, or right when the
- * holder's lease runs out (it learns the PTTL from the refused attempt), so a dead holder is
- * replaced within its TTL.
- *
- * Local deadline. After a successful acquisition or renewal *sent* at t, the holder may act until
- * t + TTL − margin (lease-timing.ts); Redis cannot expire the key before t + TTL. A renewal that
- * is refused (another value), or a deadline that passes without a successful renewal (Redis down,
- * or the process was paused: SIGSTOP, a long GC, a VM freeze), ends the term at once: the term's
- * AbortSignal fires, `term.isCurrent()` turns false, and the task's stop functions are awaited
- * before the lease is released and this process competes again.
- *
- * How a singleton task should use it. `start(term)` starts the task and returns its stop
- * function; a periodic one runs through startTermLoop (term-loop.ts). Before every singleton
- * action (a reconciliation round, a publish, a cleanup) check `term.isCurrent()` (or
- * `ctx.leadership.isLeader(task)`): it compares the local deadline and costs nothing, and after a
- * pause it is false before any timer of the task can act. For writes that must never come from a
- * stale holder, pass `term.token` to the storage and refuse lower tokens (the shared config's
- * publish script checks the lease value itself). Long actions can listen to `term.signal`.
- *
- * Log lines, metric labels and GET /api/cluster keep the name `work` for a singleton task.
- *
- * States of one task's lease in this process:
+ * Invariants: a term lasts until its local deadline (the last successful renewal's send time +
+ * TTL − margin, lease-timing.ts), which Redis cannot beat; a refused renewal or a missed deadline
+ * ends the term at once (signal aborted, `isCurrent()` false) and the task's stop functions are
+ * awaited before the lease is released; renewal and release act only on this term's value. One
+ * loop (one timer) per process drives every lease it competes for.
  *
  *   competing ──acquired──▶ held ──renewed──▶ held
  *       ▲                    │ renewal refused │ local deadline passed │ start failed │ shutdown

@@ -13,7 +13,7 @@ export interface ClusterView {
   config(): SharedConfigSnapshot | undefined;
 }
 
-export function wireClusterView(ctx: Pick<PlatformContext, 'redis' | 'keys' | 'instanceId' | 'leadership' | 'sharedConfig'>): ClusterView {
+export function wireCoordinationApi(ctx: Pick<PlatformContext, 'redis' | 'keys' | 'instanceId' | 'leadership' | 'sharedConfig'>): ClusterView {
   return {
     status: () => clusterStatus({ redis: ctx.redis, keys: ctx.keys, instanceId: ctx.instanceId, leadership: ctx.leadership, sharedConfig: ctx.sharedConfig }),
     config: () => ctx.sharedConfig.current(),

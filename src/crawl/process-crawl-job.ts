@@ -28,7 +28,8 @@ import type { JobProcessor } from '../queues/create-worker.js';
 import type { CrawlJobPayload, CrawlResultPayload } from '../queues/payloads/crawl.js';
 import type { QueueRegistry } from '../queues/registry.js';
 import { openCrawlFlow } from './crawl-flow.js';
-import { crawlTask, type CrawlDeps, type CrawlProgress } from './crawl-task.js';
+import { crawlTask, type CrawlDeps } from './crawl-task.js';
+import type { CrawlProgress } from './crawl-tally.js';
 
 /** A crawl handed back by a stopping crawler waits this long before another crawler takes it. */
 const HAND_BACK_DELAY_MS = 1000;

@@ -1,7 +1,8 @@
 /**
  * The outbound policy (src/net/outbound-policy.ts) for the crawler's browser. Chromium opens its
  * own connections, so the check is made on every request it is about to send, by puppeteer
- * request interception:
+ * request interception (on a page fetchPage loads, every request but the resources Chromium
+ * itself refuses first: resource-blocking.ts):
  *
  * - the operator's own site goes on unchecked: the trusted origins (CRAWL_BASE_URL's, or the
  *   embedded fixture marketplace's: scheme, host and port, so another port of the same host is

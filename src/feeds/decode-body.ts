@@ -1,29 +1,12 @@
 /**
- * Bytes of a feed response → text, and the encoding they were read in. Pure: no I/O.
+ * Bytes of a feed response → text, and the encoding they were read in. Pure: no I/O. The order
+ * of the candidates (BOM, Content-Type charset, XML declaration, UTF-8; UTF-16/32 recognised from
+ * the first bytes; windows-1252 last) is docs/feeds.md#encodings.
  *
- * The encoding is the first of these that applies (the order of the Universal Feed Parser and of
- * browsers reading XML: the HTTP header wins over the document's own declaration):
- *   1. a byte-order mark: UTF-8, UTF-16 BE/LE, UTF-32 BE/LE;
- *   2. the charset of the Content-Type header;
- *   3. the encoding of the XML declaration;
- *   4. UTF-8, the default.
- * Without a BOM, UTF-16 and UTF-32 are recognised from the first bytes, as XML 1.0 (appendix F)
- * says: `<` or whitespace as `00 3C`, `3C 00`, `00 00 00 3C`... A document in one of them is
- * read in it, whatever a header or declaration says: every other reading of those bytes is
- * nonsense, and the declaration itself can only be read that way. Its byte order is the BOM's,
- * else the one its bytes show (a label `utf-16` names no byte order).
- *
- * For the other (ASCII-compatible) documents a candidate is skipped when its label is unknown,
- * names an encoding this platform cannot read, or one that cannot be the document's (UTF-16 on
- * ASCII bytes), or when the bytes are not valid in it (decoded strictly): the next one is tried,
- * so a feed served as UTF-8 but written in windows-1252 reads right through its declaration.
- * windows-1252 is the last resort (every byte is a character in it), so such a document always
- * decodes; its text may still be refused as XML later.
- *
- * A document that cannot be read throws FeedRefreshError('not_a_feed', 'cannot decode: …'):
- * UTF-16 or UTF-32 bytes that are not valid in it (unpaired surrogates, code points past
- * U+10FFFF, a truncated code unit; XML forbids such characters anyway), and EBCDIC, which no
- * decoder here reads.
+ * Invariants: a candidate is used only when the bytes are valid in it (decoded strictly), so a
+ * document always decodes in some ASCII-compatible encoding (windows-1252 last: every byte is a
+ * character); what cannot be read at all (invalid UTF-16/32, EBCDIC) throws
+ * FeedRefreshError('not_a_feed', 'cannot decode: …').
  */
 import { FeedRefreshError } from './refresh-failure.js';
 

@@ -1,14 +1,14 @@
 /**
- * Scheduling of feed refreshes on the `feed-refresh` queue.
+ * Scheduling of feed refreshes on the `feed-refresh` queue (docs/feeds.md#one-pending-refresh-per-feed).
  *
  * Invariant: every feed has exactly one periodic chain, i.e. at any moment exactly one job of
  * its chain exists in a pending state (delayed / waiting / prioritized) or is running (active);
  * and at most one manual refresh is pending beside it.
  *
- * How: BullMQ deduplication. Every periodic job of feed F (the first one, trigger "initial",
- * and all later ones, trigger "periodic") carries deduplication id `feed-F-periodic` with
- * `keepLastIfActive`; manual refreshes carry `feed-F-manual`. BullMQ keeps the key
- * `<queue>:de:<id>` (in the feed's partition: src/queues/layout.ts) pointing at the job that owns it and deletes it, atomically, when that job
+ * How: BullMQ deduplication. Every periodic job of feed F (trigger "initial", then "periodic")
+ * carries deduplication id `feed-F-periodic` with `keepLastIfActive`; manual refreshes carry
+ * `feed-F-manual`. BullMQ keeps the key `<queue>:de:<id>` (in the feed's partition:
+ * src/queues/layout.ts) pointing at the job that owns it and deletes it, atomically, when that job
  * completes or finally fails. The states of a chain, as seen by `schedulePeriodic`:
  *
  *   no key            → the job is created (the chain starts, or restarts after a repair)
@@ -18,26 +18,12 @@
  *                       and BullMQ creates it in the same script that finishes the active job
  *                       (a later request overwrites the stored one: still one successor)
  *
- * Consequences, each covered by test/feeds/feed-scheduling.test.ts or the multi-process test:
- * - a refresh schedules its successor at its end (success, 304 or final failure) by calling
- *   schedulePeriodic while it is still active, so the next job appears exactly when it finishes;
- * - retries (attempts with backoff), domain-spacing delays (BlockedError) and stalled-job
- *   recovery move the *same* job back to delayed/waiting: the key still names it, no second job;
- * - a manual refresh (`force_immediate`) is a separate prioritized job; when it has refreshed it
- *   calls schedulePeriodic with `reschedule`, which moves the pending periodic job (never adds one);
- * - schedule-feed without force is schedulePeriodic without reschedule: `already_scheduled`;
- * - restarts add nothing: the reconciler (leader) calls `ensureChain`, which only creates a job
- *   when the key is missing or names a job that is finished or gone (a job that died of too
- *   many stalls keeps its key; that key is dropped by compare-and-delete, then the chain restarts);
- * - interval change: schedulePeriodic with the new delay and `reschedule`;
- * - delete: the pending jobs are removed (which drops their keys); a running job's stored
- *   successor is deleted, and a refresh that starts or finishes for a deleted feed schedules nothing.
+ * `ensureChain` (the reconciler) creates a job only when the key is missing or names a job that is
+ * finished or gone (a job that died of too many stalls keeps its key: dropped by compare-and-delete).
  *
- * Priorities (lower runs first): manual 1, initial 2, periodic 3. A job that has a place in its
- * domain's line and must wait for it (reserved as it was queued, or told to wait by the gate when
- * it ran) runs at priority 0, BullMQ's plain wait list, served before every prioritized job: its
- * turn is a reserved moment of a shared resource and must not queue behind fresh work. This
- * changes only when a job runs, never how many jobs exist.
+ * Priorities (lower runs first): manual 1, initial 2, periodic 3; a job that holds a place in its
+ * domain's line runs at 0 (BullMQ's plain wait list, before every prioritized job): its turn is a
+ * reserved moment of a shared resource. This changes only when a job runs, never how many exist.
  */
 import { randomUUID } from 'node:crypto';
 import type { Job, JobsOptions, Queue } from 'bullmq';

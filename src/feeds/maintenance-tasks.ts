@@ -13,13 +13,13 @@
  */
 import type { PlatformContext } from '../context.js';
 import type { MaintenanceTask } from '../queues/maintenance-task.js';
-import { createFeedServices } from './wiring.js';
+import { wireFeeds } from './wiring.js';
 import { reconcileChains } from './reconcile-chains.js';
 import { sanitizeStoredArticles } from './sanitize-stored-articles.js';
 import { trimArticles } from './trim-articles.js';
 
 export function feedMaintenanceTasks(ctx: Pick<PlatformContext, 'config' | 'db' | 'redis' | 'keys' | 'queues' | 'metrics'>): MaintenanceTask[] {
-  const { scheduler, feeds, articles } = createFeedServices(ctx);
+  const { scheduler, feeds, articles } = wireFeeds(ctx);
   const settings = ctx.config.feeds;
   const trimmed = ctx.metrics.counter(
     'wp_feed_articles_trimmed_total',

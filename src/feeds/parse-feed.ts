@@ -1,27 +1,14 @@
 /**
- * Feed bytes → the feed's title, site link and articles, as a feed reader stores them. Pure: no I/O.
+ * Feed bytes → the feed's title, site link and articles, as a feed reader stores them. Pure: no
+ * I/O. Parsing is feedsmith's, and parse-cdf.ts's for the Channel Definition Format; what is read
+ * and how liberally (formats, URLs, plain text and sanitized HTML) is docs/feeds.md#content.
  *
- * Parsing is feedsmith's (RSS 0.9x/1.0/2.0, RDF, Atom 0.3/1.0, JSON Feed 1.0/1.1), and
- * parse-cdf.ts's for the Channel Definition Format; around it:
- * - the bytes are decoded by decode-body.ts (BOM, HTTP charset, XML declaration, UTF-8; UTF-16
- *   and UTF-32 with or without BOM); bytes that cannot be read are not_a_feed (`cannot decode: …`);
- * - the format comes from the document: a JSON object, or the XML root element (rss, rdf:RDF,
- *   feed, CHANNEL), and the document must be well-formed XML (xml-check.ts); anything else is
- *   not_a_feed with the reason;
- * - liberal: a well-formed document whose root is a feed format is a feed, whatever it lacks
- *   (title, link, items...). feedsmith refuses a feed it reads nothing from (an empty channel, an
- *   Atom 0.3 feed holding only a copyright): that is a feed with no items, not an error;
- * - URLs: each link, guid/id used as a link, enclosure URL and URL inside content is resolved
- *   against its element's xml:base (xml-annotations.ts), then the Content-Location, then the
- *   document's URL after redirects; only http(s) links are kept (resolve-url.ts);
- * - text: titles and authors are plain text; summaries and content are sanitized HTML
- *   (text-construct.ts, sanitize-content.ts); Atom text constructs are decoded by type and
- *   mode (base64, escaped, xhtml); dc:title, dc:creator and dc:date stand in for missing ones.
- *
- * An article needs a URL, since articles are unique on (url, user): the item's link, else its
- * guid/id when that is a URL (an RSS guid that is a permalink may be relative), else the guid/id
- * anchored on the feed URL; items with none of these are skipped. Duplicate URLs within one
- * document keep the first item.
+ * Invariants: a well-formed document whose root is a feed format is a feed, whatever it lacks (an
+ * empty one has no items, it is no error); anything else is not_a_feed with the reason. Only
+ * http(s) URLs are kept, each resolved against its element's xml:base, then Content-Location,
+ * then the feed URL after redirects. An article needs a URL (articles are unique on (url, user)):
+ * its link, else its guid/id when that is a URL, else the guid/id anchored on the feed URL; items
+ * with none are skipped; duplicate URLs within one document keep the first item.
  */
 import { parseAtomFeed, parseJsonFeed, parseRdfFeed, parseRssFeed } from 'feedsmith';
 import { decodeFeedBody } from './decode-body.js';

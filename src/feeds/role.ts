@@ -13,12 +13,12 @@ import { createOutboundDispatcher } from '../net/outbound-dispatcher.js';
 import { OutboundPolicy } from '../net/outbound-policy.js';
 import { createWorker } from '../queues/create-worker.js';
 import { FEED_BACKOFF } from './feed-scheduler.js';
-import { createFeedServices } from './wiring.js';
+import { wireFeeds } from './wiring.js';
 import { createRefreshProcessor, FeedRetryError } from './refresh-feed.js';
 
 export async function startFeedsRole(ctx: PlatformContext): Promise<RoleHandle> {
   const settings = ctx.config.feeds;
-  const { feeds, articles, lock, gate, scheduler } = createFeedServices(ctx);
+  const { feeds, articles, lock, gate, scheduler } = wireFeeds(ctx);
   const metrics = {
     refreshes: ctx.metrics.counter('wp_feed_refreshes_total', 'Feed refreshes by outcome (refreshed, not_modified, skipped_*, failed_<class>).', ['outcome']),
     articles: ctx.metrics.counter('wp_feed_articles_upserted_total', 'Articles inserted or changed by feed refreshes.'),

@@ -23,7 +23,7 @@ export interface FeedServices {
 /** A crashed holder frees its domain this long after its request could at most have ended. */
 const DOMAIN_LEASE_MARGIN_MS = 5_000;
 
-export function createFeedServices(ctx: Pick<PlatformContext, 'config' | 'db' | 'redis' | 'keys' | 'queues'>): FeedServices {
+export function wireFeeds(ctx: Pick<PlatformContext, 'config' | 'db' | 'redis' | 'keys' | 'queues'>): FeedServices {
   const s = ctx.config.feeds;
   const gate = new DomainGate(ctx.redis, ctx.keys, { minIntervalMs: s.domainMinIntervalMs, leaseMs: s.fetchTimeoutMs + DOMAIN_LEASE_MARGIN_MS });
   return {
@@ -43,7 +43,7 @@ export interface FeedsApi {
 }
 
 export function wireFeedsApi(ctx: Pick<PlatformContext, 'config' | 'db' | 'redis' | 'keys' | 'queues'>): FeedsApi {
-  const services = createFeedServices(ctx);
+  const services = wireFeeds(ctx);
   return {
     service: new FeedService({ services, settings: ctx.config.feeds }),
     replayDead: (jobId) => replayDeadRefresh(services, jobId),

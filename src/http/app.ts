@@ -15,6 +15,7 @@
  */
 import type { RequestListener } from 'node:http';
 import type { AuthService } from '../auth/auth-service.js';
+import type { RequestObserver } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -23,7 +24,7 @@ import { clientAddress, type ProxyTrust } from './client-address.js';
 import { dispatcher } from './dispatcher.js';
 import { mountServes, requireAuth, serveExpress, type ExpressMount, type MountContext } from './express-mount.js';
 import { buildOpenApi } from './openapi.js';
-import { RequestWrapper } from './request-wrapper.js';
+import { RequestWrapper, type Exchange } from './request-wrapper.js';
 import type { AnyRoute } from './route.js';
 import { DependencyMonitor, type DependencyProbe } from './dependency-monitor.js';
 import { platformRoutes } from './routes/platform-routes.js';
@@ -48,6 +49,8 @@ export interface AppOptions {
   mounts?: ((context: MountContext) => ExpressMount)[];
   /** The deadlines (request-wrapper.ts) and the dependency monitor's interval; none without. */
   deadlines?: { outageMs: number; requestMs: number; dependencyCheckMs: number };
+  /** Around every request (tracing); none without. */
+  observe?: RequestObserver;
 }
 
 /** What the API's node:http server is created with (server.ts). */
@@ -88,6 +91,13 @@ export function createApp(options: AppOptions): HttpApp {
     ...(deadlines ? { outageDeadlineMs: deadlines.outageMs, requestDeadlineMs: deadlines.requestMs, dependencyDown: () => monitor.down() } : {}),
   });
   if (deadlines) monitor.start();
+  const serve = (ex: Exchange) => {
+    if (dispatch(ex)) return;
+    const mount = mounts.find((m) => mountServes(m, ex.pathname));
+    if (mount) serveExpress(mount, ex);
+    else ex.fail(new NotFoundError('not_found', `no route for ${ex.req.method} ${ex.pathname}`));
+  };
+  const { observe } = options;
 
   return {
     close: () => {
@@ -96,10 +106,8 @@ export function createApp(options: AppOptions): HttpApp {
     },
     listener: (req, res) => {
       const ex = wrapper.begin(req, res);
-      if (dispatch(ex)) return;
-      const mount = mounts.find((m) => mountServes(m, ex.pathname));
-      if (mount) serveExpress(mount, ex);
-      else ex.fail(new NotFoundError('not_found', `no route for ${req.method} ${ex.pathname}`));
+      if (observe) observe(ex, () => serve(ex));
+      else serve(ex);
     },
   };
 }

@@ -6,7 +6,7 @@
  * enqueued) and writes the reply; the same declaration feeds the OpenAPI document (openapi.ts).
  */
 import { z } from 'zod';
-import type { VerifiedToken } from '../auth/auth-service.js';
+import type { VerifiedToken } from '../auth/principal.js';
 import type { Role } from '../auth/roles.js';
 
 /**

@@ -41,4 +41,10 @@ describe('withDeadline', () => {
     await expect(deadline).resolves.toBe('reply');
     expect(late).toBe(false);
   });
+
+  it('rejects with the error the caller makes, when it names what did not answer', async () => {
+    class NamedDeadline extends DeadlineError {}
+    await expect(withDeadline(later(50, 'late'), 5, undefined, (ms) => new NamedDeadline(ms))).rejects.toBeInstanceOf(NamedDeadline);
+    await later(60, undefined);
+  });
 });

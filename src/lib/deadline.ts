@@ -19,14 +19,24 @@ export class DeadlineError extends Error {
 /** Ignores the late outcome (the work's rejection included). */
 const dropLate = (late: Promise<unknown>) => void late.catch(() => undefined);
 
-export function withDeadline<T>(work: Promise<T>, ms: number, onLate: (late: Promise<T>) => void = dropLate): Promise<T> {
+/**
+ * `work`'s result within `ms`, or the error `timedOut` makes (default a DeadlineError; a caller
+ * that knows what did not answer says so with a subclass, e.g. RedisNoReplyError), with a late
+ * result handed to `onLate`.
+ */
+export function withDeadline<T>(
+  work: Promise<T>,
+  ms: number,
+  onLate: (late: Promise<T>) => void = dropLate,
+  timedOut: (ms: number) => DeadlineError = (after) => new DeadlineError(after),
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     const timer = setTimeout(() => {
       setImmediate(() => {
         if (settled) return;
         settled = true;
-        reject(new DeadlineError(ms));
+        reject(timedOut(ms));
         onLate(work);
       });
     }, ms);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BlockedError, DependencyDownError, PermanentError, RetryableError } from '../errors.js';
+import { RedisNoReplyError } from '../redis/redis-unavailable.js';
 import { dependencyDown } from './dependency-down.js';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
@@ -13,6 +14,7 @@ describe('dependencyDown', () => {
     );
     expect(dependencyDown(new Error('Too many Cluster redirections. Last error: Error: TRYAGAIN'))).toBe('redis');
     expect(dependencyDown(new Error('CLUSTERDOWN The cluster is down'))).toBe('redis');
+    expect(dependencyDown(new RedisNoReplyError(2000))).toBe('redis');
   });
 
   it('names the database for its outages, and for a bare socket error (what a pg pool connect gives)', () => {

@@ -20,7 +20,8 @@
  * Redis) is left to the cache repair, like a failed one, while the push makes the full check.
  */
 import type { Counter } from 'prom-client';
-import { isRevokedReply, isUncheckedReply, type Revocation } from '../revocation/revocation.js';
+import { isRevokedReply, isUncheckedReply } from '../revocation/guarded-script.js';
+import type { Revocation } from '../revocation/revocation.js';
 import { DependencyDownError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { ReplicaAckError } from '../redis/replica-ack.js';
@@ -83,6 +84,6 @@ export async function appendMessage(deps: AppendDeps, sessionId: string, role: M
     if (err instanceof UnauthenticatedError || (err instanceof DependencyDownError && err.dependency === 'redis')) throw err;
     throw new DependencyDownError('database', 'the message could not be stored: neither Redis nor the database is available', { cause: err });
   }
-  if (!(await cached)) deps.repair.track(sessionId, message.messageId);
+  if (!(await cached)) deps.repair.track(sessionId, message.messageId, entry);
   return { entry, durability };
 }

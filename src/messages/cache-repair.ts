@@ -7,7 +7,10 @@
  * of a session is in the DB and Redis answers, the session's list (if it exists) is merged with
  * the DB's newest rows. Merging rather than deleting keeps messages that are still on their way
  * to the DB, which are only in the list. Other processes may serve the list without the message
- * until then; the repair bounds that to the outage plus the persist delay.
+ * until then; the repair bounds that to the outage plus the persist delay. This process keeps each
+ * such message (its entry) until it is in the DB, and its reads add them (read-messages.ts): a
+ * message whose cache write failed but that went to the persist buffer is in neither the list nor
+ * the DB until its drain.
  */
 import type { Counter } from 'prom-client';
 import type { Logger } from '../logging/logger.js';
@@ -18,7 +21,8 @@ import { toError } from '../errors.js';
 const SESSIONS_PER_ROUND = 500;
 
 export class CacheRepair {
-  private readonly waiting = new Map<string, Set<string>>();
+  /** sessionId → messageId → the message's entry, while it may be missing from the list. */
+  private readonly waiting = new Map<string, Map<string, string>>();
   private timer: NodeJS.Timeout | undefined;
   private running = false;
 
@@ -33,16 +37,21 @@ export class CacheRepair {
     },
   ) {}
 
-  /** Remembers that `messageId` may be missing from the session's list. */
-  track(sessionId: string, messageId: string): void {
-    let ids = this.waiting.get(sessionId);
-    if (!ids) this.waiting.set(sessionId, (ids = new Set()));
-    ids.add(messageId);
+  /** Remembers that the message `messageId` (its list entry: `entry`) may be missing from the session's list. */
+  track(sessionId: string, messageId: string, entry: string): void {
+    let messages = this.waiting.get(sessionId);
+    if (!messages) this.waiting.set(sessionId, (messages = new Map()));
+    messages.set(messageId, entry);
     this.schedule();
   }
 
   isTracked(sessionId: string): boolean {
     return this.waiting.has(sessionId);
+  }
+
+  /** The entries of the session's messages that may be missing from its list and were not seen in the DB yet. */
+  unstored(sessionId: string): string[] {
+    return [...(this.waiting.get(sessionId)?.values() ?? [])];
   }
 
   get size(): number {
@@ -66,14 +75,14 @@ export class CacheRepair {
     this.running = true;
     try {
       const sessions = [...this.waiting.keys()].slice(0, SESSIONS_PER_ROUND);
-      const stored = await this.deps.store.existing(sessions.flatMap((s) => [...this.waiting.get(s)!]));
+      const stored = await this.deps.store.existing(sessions.flatMap((s) => [...this.waiting.get(s)!.keys()]));
       for (const sessionId of sessions) {
         const ids = this.waiting.get(sessionId)!;
-        if (![...ids].every((id) => stored.has(id))) continue; // still on its way to the DB
+        if (![...ids.keys()].every((id) => stored.has(id))) continue; // still on its way to the DB
         const rows = await this.deps.store.latest(sessionId, this.deps.cacheMaxLen);
         await this.deps.cache.merge(sessionId, rows, rows.length < this.deps.cacheMaxLen, 'repair');
         // Messages tracked while this session was being merged wait for the next round.
-        for (const id of [...ids]) if (stored.has(id)) ids.delete(id);
+        for (const id of [...ids.keys()]) if (stored.has(id)) ids.delete(id);
         if (ids.size === 0) this.waiting.delete(sessionId);
         this.deps.repaired.inc();
       }

@@ -7,7 +7,8 @@
  * uses the same one, so the appends of one process reach Redis in the order their `seq` was
  * assigned.
  */
-import { guardTail, revocationGuardLua, type Revocation } from '../revocation/revocation.js';
+import { GuardedScript } from '../revocation/guarded-script.js';
+import type { Revocation } from '../revocation/revocation.js';
 import type { Keys } from '../redis/keys.js';
 import { NO_REPLICA_ACK, type ReplicaAck } from '../redis/replica-ack.js';
 import { RedisScript } from '../redis/script.js';
@@ -18,20 +19,13 @@ import { SESSION_START, entryOf, type MessageView } from './message-entry.js';
  * The append of reference 4.1 (RPUSH + EXPIRE + LTRIM, one atomic step: the reference's MULTI as
  * one script), after the caller's credential check when given (src/revocation/revocation.ts).
  */
-const APPEND_SCRIPT = RedisScript.load(
-  'message-cache-append',
-  new URL('./message-cache-append.lua', import.meta.url),
-  { keys: ['list'], args: ['entry', 'ttlSeconds', 'maxLength'] },
-  { revocationGuard: revocationGuardLua(2) },
-);
+const APPEND_SCRIPT = GuardedScript.load('message-cache-append', new URL('./message-cache-append.lua', import.meta.url), {
+  keys: ['list'],
+  args: ['entry', 'ttlSeconds', 'maxLength'],
+});
 
 /** The newest `count` entries, after the caller's credential check when given (message-cache-read.lua). */
-const READ_SCRIPT = RedisScript.load(
-  'message-cache-read',
-  new URL('./message-cache-read.lua', import.meta.url),
-  { keys: ['list'], args: ['count'] },
-  { revocationGuard: revocationGuardLua(2) },
-);
+const READ_SCRIPT = GuardedScript.load('message-cache-read', new URL('./message-cache-read.lua', import.meta.url), { keys: ['list'], args: ['count'] });
 
 /**
  * Merges a session's list with a snapshot of its newest rows in the DB, so that no message held
@@ -74,17 +68,17 @@ export class MessageCache {
   async append(sessionId: string, entry: string, revocation?: Revocation): Promise<void> {
     const { cacheMaxLen, cacheTtlSeconds } = this.settings;
     const list = this.keys.sessionMessages(sessionId);
-    const guard = guardTail(revocation);
     await onSessionConnection(this.connections, sessionId, (client) =>
-      this.replicaAck.write(client, list, () => APPEND_SCRIPT.run(client, { list }, { entry, ttlSeconds: cacheTtlSeconds, maxLength: cacheMaxLen }, guard)),
+      this.replicaAck.write(client, list, () =>
+        APPEND_SCRIPT.run(client, { list }, { entry, ttlSeconds: cacheTtlSeconds, maxLength: cacheMaxLen }, revocation),
+      ),
     );
   }
 
   /** The last `count` list elements (the start marker included when it is among them); REVOKED as for append. */
   read(sessionId: string, count: number, revocation?: Revocation): Promise<string[]> {
     const list = this.keys.sessionMessages(sessionId);
-    const guard = guardTail(revocation);
-    return onSessionConnection(this.connections, sessionId, (client) => READ_SCRIPT.run<string[]>(client, { list }, { count }, guard));
+    return onSessionConnection(this.connections, sessionId, (client) => READ_SCRIPT.run<string[]>(client, { list }, { count }, revocation));
   }
 
   /** Removes one entry (an append whose message could not be made durable). */

@@ -15,7 +15,8 @@
  * the buffer empty (RPUSH answers 1) and triggers a new drain: nothing waits for the sweep except
  * after a crash or a lost trigger.
  */
-import { guardTail, revocationGuardLua, type Revocation } from '../revocation/revocation.js';
+import { GuardedScript } from '../revocation/guarded-script.js';
+import type { Revocation } from '../revocation/revocation.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { RedisScript } from '../redis/script.js';
@@ -25,12 +26,7 @@ import { sessionHash } from './session-hash.js';
 import { deleteIfEquals } from '../redis/delete-if-equals.js';
 import { NO_REPLICA_ACK, type ReplicaAck } from '../redis/replica-ack.js';
 
-const PUSH = RedisScript.load(
-  'message-persist-push',
-  new URL('./message-persist-push.lua', import.meta.url),
-  { keys: ['buffer'], args: ['message'] },
-  { revocationGuard: revocationGuardLua(2) },
-);
+const PUSH = GuardedScript.load('message-persist-push', new URL('./message-persist-push.lua', import.meta.url), { keys: ['buffer'], args: ['message'] });
 
 const CLAIM = RedisScript.load('message-persist-claim', new URL('./message-persist-claim.lua', import.meta.url), {
   keys: ['buffer', 'lease'],
@@ -70,12 +66,11 @@ export class PersistBuffer {
    */
   push(connections: MessageConnections, message: AcceptedMessage, revocation?: Revocation): Promise<boolean> {
     const buffer = this.keys.messagePersistBuffer(this.shardOf(message.sessionId));
-    const guard = guardTail(revocation);
     return onSessionConnection(
       connections,
       message.sessionId,
       async (client) =>
-        (await this.replicaAck.write(client, buffer, () => PUSH.run<number>(client, { buffer }, { message: JSON.stringify(message) }, guard))) === 1,
+        (await this.replicaAck.write(client, buffer, () => PUSH.run<number>(client, { buffer }, { message: JSON.stringify(message) }, revocation))) === 1,
     );
   }
 

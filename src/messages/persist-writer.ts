@@ -15,7 +15,8 @@
  * the drain's ON CONFLICT DO NOTHING skips.
  */
 import type { Counter } from 'prom-client';
-import { runGuarded, type Revocation } from '../revocation/revocation.js';
+import { runGuarded } from '../revocation/guarded-script.js';
+import type { Revocation } from '../revocation/revocation.js';
 import { toError, UnauthenticatedError } from '../errors.js';
 import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';

@@ -1,7 +1,7 @@
 /**
- * The messages' wiring: the API's message service (cache, write-behind buffer, repair, fills) and
- * the refused-messages console, built once per API process from the platform context. The
- * messages role (role.ts) builds the drain's side.
+ * The messages' wiring: what the API asks of them, built once per API process from the platform
+ * context: the message service (cache, write-behind buffer, repair, fills) and the refused-messages
+ * console. The messages role (role.ts) builds the drain's side.
  */
 import type { PlatformContext } from '../context.js';
 import type { AppendDeps } from './append-message.js';
@@ -19,7 +19,17 @@ import { RefusedMessages, type RefusedMessage } from './refused-messages.js';
 import { SequenceClock } from './sequence-clock.js';
 import { SessionOwners } from './session-owners.js';
 
-export function createMessageService(ctx: PlatformContext): MessageService {
+/** What the API asks of the messages: the sessions' messages, and the console over messages the database refused. */
+export interface MessagesApi {
+  service: MessageService;
+  refused: RefusedMessagesApi;
+}
+
+export function wireMessagesApi(ctx: PlatformContext): MessagesApi {
+  return { service: wireMessageService(ctx), refused: wireRefusedMessages(ctx) };
+}
+
+function wireMessageService(ctx: PlatformContext): MessageService {
   const s = ctx.config.messages;
   const logger = ctx.logger.child({ domain: 'messages' });
   const { metrics } = ctx;
@@ -83,7 +93,7 @@ export interface RefusedMessagesApi {
   discard(messageId: string): Promise<boolean>;
 }
 
-export function wireRefusedMessages(ctx: Pick<PlatformContext, 'redis' | 'keys' | 'queues' | 'config'>): RefusedMessagesApi {
+function wireRefusedMessages(ctx: Pick<PlatformContext, 'redis' | 'keys' | 'queues' | 'config'>): RefusedMessagesApi {
   const refused = new RefusedMessages(ctx.redis, ctx.keys, ctx.config.messages.persistShards);
   return {
     list: (limit) => refused.list(limit),

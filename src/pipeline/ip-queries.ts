@@ -1,6 +1,7 @@
 /**
- * The read side of IPs: the JSON shapes the API returns (pure). The queries behind them (detail
- * with its last 24 hourly stats and recent alerts, item snapshots, leaderboards) are in ip-store.ts.
+ * The read side of IPs: the JSON shapes the API returns (pure). The queries behind them are the
+ * IP store's (src/crawl-scheduling/ip-store.ts: the rows) and the results store's (result-store.ts:
+ * hourly stats, alerts, item snapshots, leaderboards).
  */
 import type { Alert, Ip, IpStatsHourly, ItemSnapshot } from '../generated/prisma/client.js';
 

@@ -6,16 +6,18 @@
  */
 import { InvalidStateError, NotFoundError } from '../errors.js';
 import type { Ip } from '../generated/prisma/client.js';
-import { intervalSeconds } from './crawl-interval.js';
-import { ipView, LEADERBOARD_DEPTH, type LeaderboardType } from './ip-queries.js';
-import type { IpStore } from './ip-store.js';
+import { intervalSeconds } from '../crawl-scheduling/crawl-interval.js';
+import type { CrawlNowStatus, CrawlScheduler } from '../crawl-scheduling/crawl-scheduler.js';
+import { plannedDue } from '../crawl-scheduling/due-times.js';
+import type { IpStore } from '../crawl-scheduling/ip-store.js';
+import { ipView, LEADERBOARD_DEPTH, type IpDetail, type LeaderboardType } from './ip-queries.js';
 import type { PipelineCaches } from './pipeline-caches.js';
-import type { CrawlNowStatus, CrawlScheduler } from './scheduling/crawl-scheduler.js';
-import { plannedDue } from './scheduling/due-times.js';
+import type { ResultStore } from './result-store.js';
 import type { PipelineSettings } from './settings.js';
 
 export interface IpServiceDeps {
   ips: IpStore;
+  results: ResultStore;
   scheduler: CrawlScheduler;
   caches: PipelineCaches;
   settings: PipelineSettings;
@@ -56,7 +58,7 @@ export class IpService {
 
   /** The cached detail plus the live state of the IP's current crawl. */
   async detail(id: number) {
-    const { value, cached } = await this.deps.caches.ipDetail(id, () => this.deps.ips.detail(id));
+    const { value, cached } = await this.deps.caches.ipDetail(id, () => this.loadDetail(id));
     if (!value) throw new NotFoundError('ip_not_found', `no IP with id ${id}`, { field: 'id' });
     return { body: { ...value, currentCrawl: await this.deps.scheduler.currentCrawl(id).catch(() => null) }, cached };
   }
@@ -108,12 +110,19 @@ export class IpService {
 
   async items(id: number, q: { status?: 'on_sale' | 'sold'; limit: number; offset: number }) {
     await this.find(id);
-    return { ipId: id, ...(q.status ? { status: q.status } : {}), ...(await this.deps.ips.items(id, q)) };
+    return { ipId: id, ...(q.status ? { status: q.status } : {}), ...(await this.deps.results.items(id, q)) };
   }
 
   async leaderboard(type: LeaderboardType, hours: number, limit: number) {
-    const { value, cached } = await this.deps.caches.leaderboard(type, hours, () => this.deps.ips.leaderboard(type, hours));
+    const { value, cached } = await this.deps.caches.leaderboard(type, hours, () => this.deps.results.leaderboard(type, hours));
     return { body: { type, hours, entries: value.slice(0, Math.min(limit, LEADERBOARD_DEPTH)) }, cached };
+  }
+
+  /** The detail the cache holds: the IP, its recent hourly stats and alerts; null when there is no such IP. */
+  private async loadDetail(id: number): Promise<IpDetail | null> {
+    const ip = await this.deps.ips.find(id);
+    if (!ip) return null;
+    return { ...ipView(ip), ...(await this.deps.results.recentOf(id)) };
   }
 
   private async withCrawl(ip: Ip) {

@@ -1,7 +1,9 @@
 /**
  * The processor of `crawl-result` jobs. Such a job is the parent of a crawl's flow (its data is
  * the ids; the result is the crawl's return value, src/crawl/crawl-flow.ts), or a result
- * delivered on its own (the result is the data: a job queued before crawls were flows).
+ * delivered in the job itself (no platform code adds one: test/cluster-mode and bench:cluster do,
+ * to feed chosen results through the worker without a browser; the console refuses hand-added
+ * jobs on this queue).
  *
  *   the crawl returned a result   → the result pipeline (process-result.ts), which moves the
  *                                   chain on to the next crawl at the computed interval
@@ -19,7 +21,7 @@ import { PermanentError } from '../errors.js';
 import type { JobProcessor } from '../queues/create-worker.js';
 import { crawlResultJobPayload, crawlResultPayload } from '../queues/payloads/crawl.js';
 import type { ResultOutcome, ResultPipeline } from './process-result.js';
-import type { CrawlScheduler } from './scheduling/crawl-scheduler.js';
+import type { CrawlScheduler } from '../crawl-scheduling/crawl-scheduler.js';
 
 export interface ResultJobDeps {
   pipeline: ResultPipeline;

@@ -1,33 +1,22 @@
 /**
- * The result pipeline: one crawl result through every step (reference: marketplace-crawler.md 4).
+ * The result pipeline: one crawl result through its steps (docs/pipeline.md#the-pipeline-per-result):
+ * idempotency, the state machine, one transaction (result-store.ts), then outside it the item
+ * hashes, the chain's advance to the next crawl (closed loop) and the caches.
  *
- *   1. idempotency   a task id already in processed_results skips straight to step 5's replay
- *   2. state machine item hashes read in one round trip per 500, transitions computed (pure);
- *                    first-crawl detection inside the transaction (first-crawl.ts): a baseline
- *                    crawl is recorded (hashes, snapshots, times) and counts nothing
- *   3. persist       one DB transaction: processed_results row, snapshots, hourly stats,
- *      4. alerts     alerts and                                    (result-store.ts)
- *      5. weight     the IP's new weight, interval, lastCrawledAt and nextCrawlAt
- *   then, outside the transaction and safe to repeat:
- *      item hashes written (replay-safe script), next crawl scheduled (closed loop: the chain
- *      advances from this task to its derived successor), and
- *   6. caches        IP detail and leaderboards invalidated.
- *
- * Crash anywhere (even SIGKILL between the commit and the acknowledgement): the re-delivered
- * result finds its processed_results row, so nothing is counted twice, and it replays the steps
- * after the commit, each of which is idempotent. A crash before the commit leaves nothing
- * behind: the Redis hashes are written only after it, so the re-run sees the same old states
- * and computes the same transitions.
+ * Invariants (docs/pipeline.md#crash-safety): the counted effects commit with the result's
+ * processed_results row, so a re-delivered result counts nothing again and only replays the steps
+ * after the commit, each idempotent; the Redis hashes are written only after the commit, so a
+ * crash before it leaves nothing behind and the re-run computes the same transitions.
  */
 import type { Logger } from '../logging/logger.js';
 import type { CrawlResultPayload } from '../queues/payloads/crawl.js';
 import { type AlertCandidate } from './alert-rules.js';
 import { NOTHING_COUNTED } from './first-crawl.js';
 import type { ItemStateStore } from './item-state-store.js';
-import type { IpStore } from './ip-store.js';
+import type { IpStore } from '../crawl-scheduling/ip-store.js';
 import type { PersistRules, ResultStore } from './result-store.js';
 import type { PipelineCaches } from './pipeline-caches.js';
-import type { CrawlScheduler } from './scheduling/crawl-scheduler.js';
+import type { CrawlScheduler } from '../crawl-scheduling/crawl-scheduler.js';
 import { dedupeItems, summarize, transition, type TransitionCounts } from './state-machine.js';
 
 export interface ResultOutcome {

@@ -1,33 +1,31 @@
 /**
- * The results store: crawl results' effects in PostgreSQL (processed_results, item_snapshots,
- * ip_stats_hourly, alerts and the IP's crawl fields), written by the result pipeline
- * (process-result.ts), and the retention of processed_results.
+ * The results store: the tables a crawl result writes (processed_results, item_snapshots,
+ * ip_stats_hourly, alerts) and what the API reads of them; the IP row itself is the IP store's
+ * (src/crawl-scheduling/ip-store.ts), called inside the result's transaction.
  *
- * `persist` writes one crawl result in ONE transaction, so its effects happen once:
- *
- *   1. processed_results row for the task id (ON CONFLICT DO NOTHING: none inserted → the
- *      result was persisted before → nothing else is written; a concurrent duplicate waits
- *      on the row and then sees it)
- *   2. the IP row, locked (serialises weight updates of one IP); first-crawl detection on it
- *      (first-crawl.ts): a baseline crawl writes the snapshots and the IP's times and counts
- *      nothing (steps 4 and 5 skipped, weight unchanged)
- *   3. item snapshots: INSERT .. SELECT FROM unnest(..) ON CONFLICT DO UPDATE, 1000 rows a
- *      statement (an older crawl never overwrites a newer sighting)
- *   4. the hour's stats: one accumulating INSERT .. ON CONFLICT DO UPDATE (inflow/outflow and
- *      price sums added, liquidity and average recomputed from the sums)
- *   5. alerts of the hour (ON CONFLICT DO NOTHING: once per IP, rule and hour)
- *   6. the IP's weight, interval, lastCrawledAt and nextCrawlAt
- *
- * Uses a pg client from the pool directly (set-based statements with array parameters), in the
- * platform's transaction helper (src/db/transaction.ts); nothing inside the transaction waits on
- * another connection (a pool exhausted by transactions that each wait for a second connection
- * would deadlock).
+ * Invariant: `persist` writes one result in ONE transaction that starts with its processed_results
+ * row (ON CONFLICT DO NOTHING: a result persisted before writes nothing else), so its effects
+ * happen once (steps 1 to 5 of docs/pipeline.md#the-pipeline-per-result). Nothing inside the
+ * transaction waits on another connection of the pool (src/db/transaction.ts).
  */
 import type pg from 'pg';
+import { IpStore } from '../crawl-scheduling/ip-store.js';
+import { intervalSeconds, nextWeight, type IntervalRules, type WeightRules } from '../crawl-scheduling/crawl-interval.js';
+import type { Database, PrismaClient } from '../db/client.js';
 import { inTransaction } from '../db/transaction.js';
 import { evaluateAlerts, type AlertCandidate, type AlertThresholds } from './alert-rules.js';
-import { intervalSeconds, nextWeight, type IntervalRules, type WeightRules } from './crawl-interval.js';
 import { isBaselineCrawl } from './first-crawl.js';
+import {
+  alertView,
+  DETAIL_ALERTS,
+  DETAIL_HOURS,
+  hourlyStatsView,
+  itemView,
+  LEADERBOARD_DEPTH,
+  type IpDetail,
+  type LeaderboardEntry,
+  type LeaderboardType,
+} from './ip-queries.js';
 import type { ResultSummary, Transition } from './state-machine.js';
 import type { CrawledItem } from '../queues/payloads/crawl.js';
 
@@ -71,9 +69,15 @@ export function hourBucket(ms: number): Date {
 }
 
 export class ResultStore {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly prisma: PrismaClient;
+  private readonly pool: pg.Pool;
 
-  /** Steps 1 to 6 above, in one transaction; a duplicate or a missing IP leaves nothing behind. */
+  constructor(db: Pick<Database, 'prisma' | 'pool'>) {
+    this.prisma = db.prisma;
+    this.pool = db.pool;
+  }
+
+  /** The result's effects in one transaction (persistInTransaction); a duplicate or a missing IP leaves nothing behind. */
   persist(input: PersistInput, rules: PersistRules, now = Date.now()): Promise<PersistOutcome> {
     return inTransaction(
       this.pool,
@@ -100,12 +104,58 @@ export class ResultStore {
     );
     return rowCount ?? 0;
   }
+
+  // --- what the API reads ------------------------------------------------------------------
+
+  /** An IP's last DETAIL_HOURS hourly stats and DETAIL_ALERTS latest alerts, newest first (its detail). */
+  async recentOf(ipId: number): Promise<Pick<IpDetail, 'hourlyStats' | 'alerts'>> {
+    const [stats, alerts] = await Promise.all([
+      this.prisma.ipStatsHourly.findMany({ where: { ipId }, orderBy: { hourBucket: 'desc' }, take: DETAIL_HOURS }),
+      this.prisma.alert.findMany({ where: { ipId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: DETAIL_ALERTS }),
+    ]);
+    return { hourlyStats: stats.map(hourlyStatsView), alerts: alerts.map(alertView) };
+  }
+
+  /** An IP's item snapshots, most recently seen first. */
+  async items(ipId: number, q: { status?: 'on_sale' | 'sold'; limit: number; offset: number }) {
+    const where = { ipId, ...(q.status ? { status: q.status } : {}) };
+    const [rows, total] = await Promise.all([
+      this.prisma.itemSnapshot.findMany({ where, orderBy: [{ lastSeenAt: 'desc' }, { id: 'desc' }], take: q.limit, skip: q.offset }),
+      this.prisma.itemSnapshot.count({ where }),
+    ]);
+    return { total, items: rows.map(itemView) };
+  }
+
+  /** IPs ranked over the last `hours` hour buckets (the current one included). */
+  async leaderboard(type: LeaderboardType, hours: number): Promise<LeaderboardEntry[]> {
+    const order = { liquidity: 'liquidity', inflow: 'inflow', outflow: 'outflow' }[type];
+    const { rows } = await this.pool.query<{ ip_id: number; name: string; keyword: string; inflow: string; outflow: string; liquidity: string | null }>(
+      `SELECT s.ip_id, i.name, i.keyword, sum(s.inflow) AS inflow, sum(s.outflow) AS outflow,
+              CASE WHEN sum(s.inflow) > 0 THEN round(sum(s.outflow)::numeric / sum(s.inflow), 4) END AS liquidity
+         FROM ip_stats_hourly s JOIN ips i ON i.id = s.ip_id
+        WHERE s.hour_bucket >= date_trunc('hour', now()) - make_interval(hours => $1::int - 1)
+        GROUP BY s.ip_id, i.name, i.keyword
+        ORDER BY ${order} DESC NULLS LAST, s.ip_id
+        LIMIT $2`,
+      [hours, LEADERBOARD_DEPTH],
+    );
+    return rows.map((r, i) => ({
+      rank: i + 1,
+      ipId: r.ip_id,
+      name: r.name,
+      keyword: r.keyword,
+      inflow: Number(r.inflow),
+      outflow: Number(r.outflow),
+      liquidityIndex: r.liquidity === null ? null : Number(r.liquidity),
+    }));
+  }
 }
 
 async function persistInTransaction(client: pg.PoolClient, input: PersistInput, rules: PersistRules, now: number): Promise<PersistOutcome> {
   const { taskId, ipId, summary } = input;
   const crawledAt = new Date(input.crawledAt);
 
+  // The processed_results row first: none inserted → persisted before (a concurrent duplicate waits on the row, then sees it).
   const claimed = await client.query(
     `INSERT INTO processed_results (task_id, ip_id, item_count) VALUES ($1, $2, $3)
      ON CONFLICT (task_id) DO NOTHING RETURNING task_id`,
@@ -113,14 +163,12 @@ async function persistInTransaction(client: pg.PoolClient, input: PersistInput, 
   );
   if (claimed.rowCount === 0) return { kind: 'duplicate' };
 
-  const ipRows = await client.query<{ keyword: string; active: boolean; weight: number; last_crawled_at: Date | null }>(
-    'SELECT keyword, active, weight, last_crawled_at FROM ips WHERE id = $1 FOR UPDATE',
-    [ipId],
-  );
-  const ipRow = ipRows.rows[0];
+  // The IP locked; a baseline crawl (first-crawl.ts) records snapshots and times and counts nothing.
+  const ipRow = await IpStore.lockForResult(client, ipId);
   if (!ipRow) return { kind: 'ip_missing' };
-  const baseline = isBaselineCrawl(ipRow.last_crawled_at, input.crawledAt, rules.itemTtlOnSaleSeconds);
+  const baseline = isBaselineCrawl(ipRow.lastCrawledAt, input.crawledAt, rules.itemTtlOnSaleSeconds);
 
+  // Snapshots, SNAPSHOT_CHUNK rows a statement; an older crawl never overwrites a newer sighting.
   for (let i = 0; i < input.items.length; i += SNAPSHOT_CHUNK) {
     const chunk = input.items.slice(i, i + SNAPSHOT_CHUNK);
     await client.query(
@@ -157,16 +205,10 @@ async function persistInTransaction(client: pg.PoolClient, input: PersistInput, 
 
   const counted = baseline ? { hour: null, alerts: [] } : await countResult(client, input, rules);
 
-  const weight = baseline ? Number(ipRow.weight) : nextWeight(Number(ipRow.weight), summary, rules);
+  const weight = baseline ? ipRow.weight : nextWeight(ipRow.weight, summary, rules);
   const interval = intervalSeconds(weight, rules);
   const nextCrawlAt = ipRow.active ? new Date(Math.max(now, input.crawledAt + interval * 1000)) : null;
-  await client.query(
-    `UPDATE ips SET weight = $2, interval_seconds = $3,
-            last_crawled_at = GREATEST(COALESCE(last_crawled_at, $4::timestamptz), $4::timestamptz),
-            next_crawl_at = $5, updated_at = now()
-      WHERE id = $1`,
-    [ipId, weight, interval, crawledAt, nextCrawlAt],
-  );
+  await IpStore.recordCrawl(client, ipId, { weight, intervalSeconds: interval, crawledAt, nextCrawlAt });
 
   return {
     kind: 'persisted',
@@ -176,7 +218,7 @@ async function persistInTransaction(client: pg.PoolClient, input: PersistInput, 
   };
 }
 
-/** Steps 4 and 5: the hour's stats and its alerts. */
+/** The hour's stats (one accumulating upsert) and its alerts (once per IP, rule and hour); skipped by a baseline crawl. */
 async function countResult(
   client: pg.PoolClient,
   input: PersistInput,

@@ -1,38 +1,29 @@
 /**
  * The pipeline role: the `crawl-result` worker (the parents of the crawls' flows, PIPELINE_CONCURRENCY
- * at once) and, on the leader of the `crawl-scheduler` singleton task, the backpressure loop. The crawl
- * scheduler's other periodic work (reconciliation, processed-id trim) runs on the `maintenance`
- * queue (maintenance-tasks.ts). See docs/pipeline.md.
+ * at once) and, on the leader of the `crawl-scheduler` singleton task, crawl scheduling's
+ * backpressure loop (src/crawl-scheduling/backpressure-loop.ts). The periodic work of both
+ * (reconciliation, processed-id trim) runs on the `maintenance` queue (maintenance-tasks.ts here and
+ * in src/crawl-scheduling). See docs/pipeline.md.
  */
 import type { PlatformContext, RoleHandle } from '../context.js';
 import { createWorker } from '../queues/create-worker.js';
-import { createResultPipeline, createScheduler } from './wiring.js';
+import { startBackpressureLoop } from '../crawl-scheduling/backpressure-loop.js';
+import { exportSchedulingGauges, schedulerMetrics } from '../crawl-scheduling/scheduler-metrics.js';
 import { createResultJobProcessor } from './process-result-job.js';
-import { schedulerMetrics, startBackpressureLoop } from './scheduling/backpressure-loop.js';
-import { IpStore } from './ip-store.js';
+import { wirePipeline } from './wiring.js';
 
 export async function startPipelineRole(ctx: PlatformContext): Promise<RoleHandle> {
   const logger = ctx.logger.child({ role: 'pipeline' });
-  const scheduler = createScheduler(ctx);
   const results = ctx.metrics.counter('wp_pipeline_results_total', 'Crawl results by outcome (processed, baseline, duplicate, skipped, crawl_failed).', [
     'status',
   ]);
   const transitions = ctx.metrics.counter('wp_pipeline_transitions_total', 'Item state transitions by kind.', ['kind']);
-  const pipeline = createResultPipeline(ctx, scheduler, (o) => {
+  const { scheduler, ips, pipeline } = wirePipeline(ctx, (o) => {
     results.inc({ status: o.baseline ? 'baseline' : o.status });
     for (const [kind, n] of Object.entries(o.transitions ?? {})) if (n) transitions.inc({ kind }, n);
   });
   const metrics = schedulerMetrics(ctx.metrics);
-  const scheduled = ctx.metrics.gauge('wp_scheduler_scheduled_ips', 'IPs with a crawl chain (pending, running or in the pipeline).');
-  ctx.metrics.onScrape(async () => scheduled.set(await scheduler.chain.size()));
-  const activeIps = ctx.metrics.gauge('wp_ips_active', 'Active IPs (crawled on their interval).');
-  const overdueIps = ctx.metrics.gauge('wp_ips_crawl_overdue', 'Active IPs not crawled for more than twice their interval (never crawled: since created).');
-  const ips = new IpStore(ctx.db);
-  ctx.metrics.onScrape(async () => {
-    const health = await ips.crawlHealth();
-    activeIps.set(health.active);
-    overdueIps.set(health.overdue);
-  });
+  exportSchedulingGauges(ctx.metrics, scheduler, ips, () => ctx.leadership.isLeader('crawl-scheduler'));
 
   const worker = createWorker(
     ctx,

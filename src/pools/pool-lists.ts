@@ -7,19 +7,21 @@
  * never re-sends a command after a reconnect (a re-sent pop would take rows for a request already
  * answered, a re-sent push would queue rows twice) and has no ioredis command timeout. Instead each
  * command here has a deadline of REDIS_COMMAND_TIMEOUT_MS (src/lib/deadline.ts); past it the caller takes
- * its fallback while the command may still run. Only for the pop does that matter: its late reply
+ * its fallback while the command may still run. The error is a RedisNoReplyError, an outage: a
+ * pool job (refill, consumed marks) that meets it is delayed without spending an attempt. Only for the pop does that matter: its late reply
  * goes to the caller's `onLate`, which puts the items back (pop-items.ts).
  */
-import { guardTail, type Revocation } from '../revocation/revocation.js';
+import type { Revocation } from '../revocation/revocation.js';
 import { FirstConnect } from '../lib/first-connect.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { NO_REPLICA_ACK, type ConnectionMark, type ReplicaAck, type ReplicaAckError } from '../redis/replica-ack.js';
-import type { ScriptTail } from '../redis/script.js';
 import { withDeadline } from '../lib/deadline.js';
 import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
 import { popOneScript, popScript, pushScript, snapshotScript, trimConsumedScript } from './pool-scripts.js';
 import { deleteIfEquals } from '../redis/delete-if-equals.js';
+import { untilAofWritable } from './aof-guard.js';
+import { RedisNoReplyError } from '../redis/redis-unavailable.js';
 
 export interface PoolSnapshot {
   length: number;
@@ -73,7 +75,7 @@ export class PoolLists {
   /** Sends `command` (once connected) within the deadline; a late result goes to `onLate` (dropped by default). */
   private run<T>(command: (redis: RedisClient) => Promise<T>, onLate?: (late: Promise<T>) => void): Promise<T> {
     const sent = this.firstConnect.run(() => command(this.redis));
-    return withDeadline(sent, this.options.commandTimeoutMs, onLate);
+    return withDeadline(sent, this.options.commandTimeoutMs, onLate, (ms) => new RedisNoReplyError(ms));
   }
 
   /**
@@ -81,14 +83,19 @@ export class PoolLists {
    * DeadlineError when the reply does not come in time; the script may still run (or have run),
    * and its reply then goes to `onLate`, so that the items it took are not lost. With a
    * revocation the script first checks the caller's credential (a REVOKED or UNCHECKED error reply, no pop).
+   * While Redis's background fsync runs the script pops nothing (AOFBUSY, aof-guard.ts) and is sent
+   * again, within the deadline: answered, a pop is in Redis's AOF, so a kill of Redis cannot undo it.
    * With REDIS_REPLICA_ACKS the pop is followed by WAIT on the same connection, within the same
    * deadline; a reply whose `shortfall` is set holds items nobody may be served.
    */
   pop(type: PoolType, groupId: number, count: number, onLate: (late: Promise<PopReply>) => void, revocation?: Revocation): Promise<PopReply> {
     const lists = { pool: this.keys.pool(type, groupId), consumed: this.keys.poolConsumed(type, groupId) };
     const ack = this.options.replicaAck ?? NO_REPLICA_ACK;
+    const giveUpAt = Date.now() + this.options.commandTimeoutMs;
     return this.run(async (redis) => {
-      const { value, shortfall, sentOn } = await ack.afterWrite(redis, lists.pool, () => popNow(redis, lists, count, guardTail(revocation)));
+      const { value, shortfall, sentOn } = await ack.afterWrite(redis, lists.pool, () =>
+        untilAofWritable(() => popNow(redis, lists, count, revocation), giveUpAt),
+      );
       return shortfall ? { ...value, shortfall, ...(sentOn ? { sentOn } : {}) } : value;
     }, onLate);
   }
@@ -179,10 +186,10 @@ export class PoolLists {
 }
 
 /** The pop script and its decoded reply (a module function: a per-call closure would cost a keepNames wrapper under tsx). */
-async function popNow(redis: RedisClient, lists: { pool: string; consumed: string }, count: number, guard: ScriptTail): Promise<PopReply> {
+async function popNow(redis: RedisClient, lists: { pool: string; consumed: string }, count: number, revocation: Revocation | undefined): Promise<PopReply> {
   const reply = await (count === 1
-    ? popOneScript.run<(string | number)[]>(redis, lists, {}, guard)
-    : popScript.run<(string | number)[]>(redis, lists, { count }, guard));
+    ? popOneScript.run<(string | number)[]>(redis, lists, {}, revocation)
+    : popScript.run<(string | number)[]>(redis, lists, { count }, revocation));
   const remaining = Number(reply.pop());
   return { items: (reply as string[]).map(decodeItem), remaining };
 }

@@ -3,9 +3,12 @@
 -- KEYS[3..4] (optional) the caller's logout blacklist key and credential state key: the REVOKED
 --   or UNCHECKED error and no pop unless the first is absent and the second holds the last ARGV
 -- ARGV[1..1] (with KEYS[3]) the state the caller's credential carries
+-- The AOFBUSY error and no pop while Redis's background fsync runs: it would answer before it
+--   wrote the pop to its AOF (aof-guard.ts).
 -- Pops one item (FIFO) into the consumed list. Returns {item, pool length after the pop}, or
 -- {pool length} (0) when the pool is empty.
 {{revocationGuard}}
+{{aofGuard}}
 local item = redis.call('RPOP', KEYS[1])
 if not item then return {redis.call('LLEN', KEYS[1])} end
 redis.call('LPUSH', KEYS[2], item)

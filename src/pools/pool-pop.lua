@@ -4,9 +4,12 @@
 --   or UNCHECKED error and no pop unless the first is absent and the second holds the last ARGV
 -- ARGV[1] count  how many items to pop
 -- ARGV[2..2] (with KEYS[3]) the state the caller's credential carries
+-- The AOFBUSY error and no pop while Redis's background fsync runs: it would answer before it
+--   wrote the pop to its AOF (aof-guard.ts).
 -- Returns {item, item, ..., pool length after the pop}, oldest item first. The items are LPUSHed
 -- in pop order, so the consumed list is drained from its right end oldest first.
 {{revocationGuard}}
+{{aofGuard}}
 local items = redis.call('RPOP', KEYS[1], ARGV[1])
 if not items then return {redis.call('LLEN', KEYS[1])} end
 redis.call('LPUSH', KEYS[2], unpack(items))

@@ -3,24 +3,25 @@
  * ({type:group}, see src/redis/keys.ts), so each runs atomically in one slot of a Cluster too.
  * Items are encoded by pool-item.ts with the id first; ID_PATTERN reads it without decoding.
  */
-import { revocationGuardLua } from '../revocation/revocation.js';
+import { GuardedScript } from '../revocation/guarded-script.js';
 import { RedisScript } from '../redis/script.js';
+import { aofGuardLua } from './aof-guard.js';
 import { ID_PATTERN } from './pool-item.js';
 
-/** Pops one item (FIFO) into the consumed list, atomically: the hot path of pop (pool-pop-one.lua). */
-export const popOneScript = RedisScript.load(
+/** Pops one item (FIFO) into the consumed list, atomically, after the caller's credential check: the hot path of pop (pool-pop-one.lua). */
+export const popOneScript = GuardedScript.load(
   'pool-pop-one',
   new URL('./pool-pop-one.lua', import.meta.url),
   { keys: ['pool', 'consumed'], args: [] },
-  { revocationGuard: revocationGuardLua(3) },
+  { aofGuard: aofGuardLua },
 );
 
-/** Pops up to `count` items (FIFO) into the consumed list, atomically (pool-pop.lua). */
-export const popScript = RedisScript.load(
+/** Pops up to `count` items (FIFO) into the consumed list, atomically, after the caller's credential check (pool-pop.lua). */
+export const popScript = GuardedScript.load(
   'pool-pop',
   new URL('./pool-pop.lua', import.meta.url),
   { keys: ['pool', 'consumed'], args: ['count'] },
-  { revocationGuard: revocationGuardLua(3) },
+  { aofGuard: aofGuardLua },
 );
 
 /** Pushes items only while the caller still holds the refill lock (fencing), and extends the lock (pool-push.lua). */

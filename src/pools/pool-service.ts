@@ -1,6 +1,6 @@
 /**
  * What the HTTP layer asks of the pools: pop, import and the overview. Built once per API
- * process (wirePoolService in wiring.ts); the pop path is PoolPopper, the rest is a thin layer over the lists and rows.
+ * process (wirePoolsApi in wiring.ts); the pop path is PoolPopper, the rest is a thin layer over the lists and rows.
  */
 import type { Revocation } from '../revocation/revocation.js';
 import type { PoolDeps } from './wiring.js';

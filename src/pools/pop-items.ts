@@ -27,7 +27,8 @@
  * pool's lock waits for those rows (at most REFILL_WAIT_MS) instead of answering that the rows
  * ran out: right after an import, a pop must not say "pool_empty" about rows being pooled.
  */
-import { runGuarded, type Revocation } from '../revocation/revocation.js';
+import { runGuarded } from '../revocation/guarded-script.js';
+import type { Revocation } from '../revocation/revocation.js';
 import { DependencyDownError, toError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { commandMayHaveRun } from './command-may-have-run.js';

@@ -34,7 +34,10 @@
  * Limit (documented in docs/pools.md): if Redis LOSES DATA (FLUSHALL, a crash past the AOF fsync
  * window, a failover to a lagging replica), items that were in the consumed list but not yet
  * marked are lost with it; those rows look like rows lost from the pool and are released, so they
- * can be served once more. With the AOF intact (a restart, a graceful stop) nothing is lost. The backlog
+ * can be served once more. With the AOF intact (a restart, a graceful stop) nothing is lost; a kill of
+ * the redis-server loses no pop it answered, since a pop is answered only once Redis has written it
+ * to its AOF (aof-guard.ts: with appendfsync everysec Redis otherwise replies before it writes
+ * while its background fsync runs, and a kill then puts served rows back in the pool). The backlog
  * at risk is normally drained within POOL_TRIGGER_INTERVAL_MS; it grows while the DB is down.
  */
 import { randomUUID } from 'node:crypto';

@@ -16,7 +16,7 @@ import { createWorker } from '../queues/create-worker.js';
 import { keepJobScheduler } from '../queues/job-scheduler-keeper.js';
 import { checkPools } from './check-pools.js';
 import { markConsumed } from './mark-consumed.js';
-import { createPoolDeps } from './wiring.js';
+import { wirePools } from './wiring.js';
 import { refillPool, type RefillOutcome } from './refill-pool.js';
 
 export const CHECK_SCHEDULER_ID = 'pools-check';
@@ -33,7 +33,7 @@ function describeRefill(type: string, groupId: number, o: RefillOutcome): string
 }
 
 export async function startPoolsRole(ctx: PlatformContext): Promise<RoleHandle> {
-  const deps = createPoolDeps(ctx, 'pools');
+  const deps = wirePools(ctx, 'pools');
   const { metrics, triggers, settings } = deps;
 
   const refillWorker = createWorker(ctx, 'poolRefill', async (job) => {

@@ -18,7 +18,7 @@ export interface PoolDeps {
   logger: PlatformContext['logger'];
 }
 
-export function createPoolDeps(ctx: PlatformContext, component: string): PoolDeps {
+export function wirePools(ctx: PlatformContext, component: string): PoolDeps {
   const logger = ctx.logger.child({ component });
   // The pools' own connection: commands sent at most once, deadlines kept by PoolLists (see there).
   const redis = ctx.connections.create('once', component);
@@ -34,6 +34,6 @@ export function createPoolDeps(ctx: PlatformContext, component: string): PoolDep
 }
 
 /** The service the API's pool routes call. */
-export function wirePoolService(ctx: PlatformContext): PoolService {
-  return new PoolService(createPoolDeps(ctx, 'pools-api'));
+export function wirePoolsApi(ctx: PlatformContext): PoolService {
+  return new PoolService(wirePools(ctx, 'pools-api'));
 }

@@ -43,7 +43,7 @@
  * expires; the stalled-job check of any other worker then hands it out again, so nothing is lost.
  */
 import os from 'node:os';
-import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
+import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job, type Telemetry, type WorkerOptions } from 'bullmq';
 import type { Config } from '../config/index.js';
 import { BlockedError, PermanentError, toError } from '../errors.js';
 import { dependencyDown } from '../lib/dependency-down.js';
@@ -55,6 +55,7 @@ import type { Keys } from '../redis/keys.js';
 import { queues, type PayloadOf, type QueueKey } from './definitions.js';
 import { QueueLayout, type QueueTarget } from './layout.js';
 import { OutageBackoff } from './outage-backoff.js';
+import { inHandedOverTrace } from './trace-handover.js';
 import { lockGoneJobId, WorkerErrorLog } from './worker-error-log.js';
 
 export interface WorkerDeps {
@@ -67,6 +68,8 @@ export interface WorkerDeps {
   queues?: { layout: QueueLayout };
   /** This process in the cluster (INSTANCE_ID); names its workers. Default: <hostname>-<pid>, as the config's. */
   instanceId?: string;
+  /** With tracing on: each job's run is a span in the trace that added it (src/tracing/). */
+  telemetry?: Telemetry;
 }
 
 export interface JobContext {
@@ -124,6 +127,10 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
 
   const lockDurationMs = settings.lockDurationMs ?? q.lockDurationMs;
   const outages = new OutageBackoff(q.backoffJitter);
+  const name = workerName(def.role, deps.instanceId ?? `${os.hostname()}-${process.pid}`);
+  // With tracing on: the connection that takes a promoted job's trace handover (trace-handover.ts).
+  const { telemetry } = deps;
+  const handoverConnection = telemetry ? deps.connections.create('producer', `trace-handover:${queueName}`) : undefined;
 
   /**
    * Moves the job to delayed for `delayMs` without spending an attempt, then tells BullMQ to leave
@@ -163,7 +170,9 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
       errors.started(job.id!);
       const started = performance.now();
       try {
-        const result = await processor(job, ctx);
+        const result = handoverConnection
+          ? await inHandedOverTrace(telemetry!, handoverConnection, deps.keys, job, name, () => processor(job, ctx))
+          : await processor(job, ctx);
         duration.observe((performance.now() - started) / 1000);
         completed.inc();
         outages.forget(outageKey);
@@ -220,7 +229,6 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
   const currentCount = Math.max(1, targets.filter((t) => t.current).length);
   const concurrency = Math.max(1, Math.ceil((settings.concurrency ?? q.workerConcurrency) / currentCount));
   const errorLogs: WorkerErrorLog[] = [];
-  const name = workerName(def.role, deps.instanceId ?? `${os.hostname()}-${process.pid}`);
   const workers = targets.map((target) => {
     const errors = new WorkerErrorLog(baseLogger);
     errorLogs.push(errors);
@@ -234,6 +242,7 @@ export function createWorker<K extends QueueKey, R>(deps: WorkerDeps, key: K, pr
       autorun: settings.autorun ?? true,
       name,
       metrics: { maxDataPoints: MetricsTime.TWO_WEEKS },
+      ...(deps.telemetry ? { telemetry: deps.telemetry } : {}),
       ...settings.bullmq,
     });
     worker.on('error', (err) => errors.log(err, target.name));

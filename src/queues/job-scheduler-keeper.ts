@@ -27,7 +27,9 @@ export async function keepJobScheduler(s: KeptScheduler, deps: { metrics: Metric
     'Job schedulers found missing (a Redis that lost its data) and put back, by queue and scheduler.',
     ['queue', 'scheduler'],
   );
-  const upsert = () => s.queue.upsertJobScheduler(s.id, { every: s.everyMs }, s.template);
+  // With tracing on, each run is a trace of its own, not one more span of a trace that never ends.
+  const template = s.queue.opts.telemetry ? { ...s.template, opts: { ...s.template.opts, telemetry: { omitContext: true } } } : s.template;
+  const upsert = () => s.queue.upsertJobScheduler(s.id, { every: s.everyMs }, template);
   await upsert();
   let checking = false;
   const timer = setInterval(() => {

@@ -80,7 +80,7 @@ export async function startMaintenance(ctx: MaintenanceContext, tasks: readonly 
     await queue.upsertJobScheduler(
       task.name,
       { every: task.everyMs },
-      { name: task.name, data: ctx.queues.validate('maintenance', { task: task.name }), opts },
+      { name: task.name, data: ctx.queues.validate('maintenance', { task: task.name }), opts: ctx.queues.ownTrace(opts) },
     );
   }
   const kept = new Set(periodic.map((t) => t.name));

@@ -1,8 +1,14 @@
 /**
  * Producer side of the queues: one BullMQ Queue per registered name, the platform's default
  * job options, and payload validation before anything reaches Redis.
+ *
+ * With tracing on (`telemetry`, src/tracing/), every Queue and the FlowProducer record their adds
+ * and each job carries the trace it was added in, so that its run joins that trace, in whichever
+ * process takes it; a job added with a delay runs in a trace of its own instead (the next link of
+ * a chain, due hours later, is not part of the run that scheduled it), unless a caller brings it
+ * forward (`promote`).
  */
-import { FlowProducer, Queue, type JobsOptions, type Job, type JobNode } from 'bullmq';
+import { FlowProducer, Queue, type JobsOptions, type Job, type JobNode, type Telemetry } from 'bullmq';
 import type { Config } from '../config/index.js';
 import { InvalidInputError } from '../errors.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -11,6 +17,7 @@ import type { ReplicaAck } from '../redis/replica-ack.js';
 import type { Keys } from '../redis/keys.js';
 import { queues, type PayloadOf, type QueueDefinition, type QueueKey } from './definitions.js';
 import { QueueLayout, type PartitionKey, type QueueTarget } from './layout.js';
+import { promoteTraced } from './trace-handover.js';
 
 /** A job payload that does not fit its queue's schema: `invalid_payload` naming the field (400 on the API). */
 export class PayloadError extends InvalidInputError {
@@ -54,7 +61,9 @@ export class QueueRegistry {
   private closing: Promise<void> | undefined;
   readonly layout: QueueLayout;
 
-  constructor(private readonly deps: { config: Pick<Config, 'queues'>; connections: RedisConnections; keys: Keys; layout?: QueueLayout }) {
+  constructor(
+    private readonly deps: { config: Pick<Config, 'queues'>; connections: RedisConnections; keys: Keys; layout?: QueueLayout; telemetry?: Telemetry },
+  ) {
     this.layout = deps.layout ?? QueueLayout.single(deps.keys.prefix);
   }
 
@@ -82,6 +91,7 @@ export class QueueRegistry {
         connection: this.connection(),
         prefix: target.prefix,
         defaultJobOptions: { ...defaultJobOptions(this.deps.config), ...queues[target.key].jobOptions },
+        ...(this.deps.telemetry ? { telemetry: this.deps.telemetry } : {}),
       });
       q.on('error', () => undefined); // surfaced by the operation that failed
       this.instances.set(id, q);
@@ -163,7 +173,30 @@ export class QueueRegistry {
   async add<K extends QueueKey>(key: K, name: string, data: PayloadOf<K>, opts?: JobsOptions, partitionKey?: PartitionKey): Promise<Job> {
     const payload = this.validate(key, data);
     const queue = this.queue(key, partitionKey);
-    return this.confirmed(queue, () => queue.add(name, payload, opts));
+    return this.confirmed(queue, () => queue.add(name, payload, this.traced(opts)));
+  }
+
+  /** With tracing on, a delayed job's run starts a trace of its own (see the header). */
+  private traced(opts: JobsOptions | undefined): JobsOptions | undefined {
+    return opts?.delay ? this.ownTrace(opts) : opts;
+  }
+
+  /**
+   * Options under which a job runs in a trace of its own rather than its adder's (with tracing
+   * on; unchanged off): a delayed job, each run of a job scheduler (else every run of a periodic
+   * task would join one trace that never ends).
+   */
+  ownTrace(opts: JobsOptions): JobsOptions {
+    return this.deps.telemetry ? { ...opts, telemetry: { omitContext: true, ...opts.telemetry } } : opts;
+  }
+
+  /**
+   * Runs a delayed job now (Job.promote); with tracing on, its work joins the caller's trace
+   * (trace-handover.ts). Rejects, as Job.promote does, when the job is no longer delayed.
+   */
+  async promote(queue: Queue, job: Job): Promise<void> {
+    if (!this.deps.telemetry) return job.promote();
+    return promoteTraced(this.connection(), this.deps.keys, queue, job);
   }
 
   /** Adds jobs, each to the current partition of its own `partitionKey` (one addBulk per partition). */
@@ -173,7 +206,7 @@ export class QueueRegistry {
       const q = this.queue(key, j.partitionKey);
       let list = byQueue.get(q);
       if (!list) byQueue.set(q, (list = []));
-      list.push({ name: j.name, data: this.validate(key, j.data), ...(j.opts ? { opts: j.opts } : {}) });
+      list.push({ name: j.name, data: this.validate(key, j.data), ...(j.opts ? { opts: this.traced(j.opts)! } : {}) });
     }
     return (await Promise.all([...byQueue].map(([q, list]) => this.confirmed(q, () => q.addBulk(list))))).flat();
   }
@@ -199,7 +232,11 @@ export class QueueRegistry {
       };
     };
     if (!this.flowProducer) {
-      this.flowProducer = new FlowProducer({ connection: this.connection(), prefix: this.deps.keys.bullPrefix }); // each node names its own
+      this.flowProducer = new FlowProducer({
+        connection: this.connection(),
+        prefix: this.deps.keys.bullPrefix, // each node names its own
+        ...(this.deps.telemetry ? { telemetry: this.deps.telemetry } : {}),
+      });
       this.flowProducer.on('error', () => undefined); // surfaced by the operation that failed
     }
     const producer = this.flowProducer;

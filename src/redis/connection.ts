@@ -16,20 +16,12 @@
  *   re-sent after a reconnect; no command timeout, so the caller races its own deadline and still
  *   sees a reply that comes after it.
  *
- * A target (src/redis/redis-target.ts) is one server (REDIS_URL), the master of a Sentinel group
- * (REDIS_SENTINELS) or a Redis Cluster (REDIS_CLUSTER_NODES).
- *
- * Failover. A killed master drops every connection; each reconnects by itself (retryStrategy,
- * forever) and, with Sentinel, asks a sentinel for the master at each attempt: it keeps getting
- * the dead address until the sentinels promote a replica, then the new one. The ready check (INFO)
- * runs on every connection and compares the server's role with `master`, so a connection that
- * reached a replica (the old master back as a replica, a sentinel that has not heard yet) drops it
- * and asks again. A master demoted while connected (a manual failover) answers writes with
- * READONLY: that reply makes the connection reconnect (to whatever the sentinels or the cluster's
- * slot map now say) and send the refused command again, which is safe because Redis ran nothing
- * of it; commands in request paths (no offline queue) fail at once instead of waiting, and take
- * their fallback. Sentinel's own failover detector (a subscriber connection to each sentinel per
- * connection) is off: the two ways above cover it without tripling the connections.
+ * A target (redis-target.ts) is one server (REDIS_URL), the master of a Sentinel group
+ * (REDIS_SENTINELS) or a Redis Cluster (REDIS_CLUSTER_NODES). Invariants across a failover
+ * (docs/operations.md#redis-high-availability): every connection reconnects by itself, forever;
+ * one never settles on a replica (the ready check compares the server's role with `master`); a
+ * READONLY reply (a master demoted while connected) reconnects and re-sends the refused command,
+ * which Redis ran nothing of. Sentinel's own failover detector is off (those two cover it).
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Config } from '../config/index.js';

@@ -37,6 +37,10 @@ export function createKeys(prefix: string) {
     /** Jobs waiting for their turn at a domain (same slot as domainNextSlot: one script touches both). */
     domainLine: (domain: string) => `${p}:feeds:domain:{${domain}}:line`,
 
+    // tracing
+    /** The trace a delayed job brought forward runs its work in (src/queues/trace-handover.ts); short-lived. */
+    traceHandover: (queue: string, jobId: string) => `${p}:trace-handover:{${queue}}:${jobId}`,
+
     // crawl, pipeline, scheduling
     itemState: (ipId: number | string, sourceId: string) => `${p}:item:{${ipId}}:${sourceId}`,
     proxyBreaker: () => `${p}:crawl:{proxy}:breaker`,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { DeadlineError } from '../lib/deadline.js';
 import { reconnectOnError } from './connection.js';
-import { isRedisUnavailable } from './redis-unavailable.js';
+import { isRedisUnavailable, RedisNoReplyError } from './redis-unavailable.js';
 import { ReplicaAckError } from './replica-ack.js';
 
 describe('isRedisUnavailable', () => {
@@ -14,6 +15,15 @@ describe('isRedisUnavailable', () => {
     expect(isRedisUnavailable(new Error("Cluster isn't ready and enableOfflineQueue options is false"))).toBe(true);
     expect(isRedisUnavailable(Object.assign(new Error('getaddrinfo EAI_AGAIN redis'), { code: 'EAI_AGAIN' }))).toBe(true);
     expect(isRedisUnavailable(Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH' }))).toBe(true);
+  });
+
+  it('recognises a command past its own deadline (the pools connection), still a DeadlineError', () => {
+    const err = new RedisNoReplyError(2000);
+    expect(isRedisUnavailable(err)).toBe(true);
+    expect(err).toBeInstanceOf(DeadlineError);
+    expect(err.message).toBe('Redis: no reply within 2000 ms');
+    // A deadline of unknown work says nothing about Redis.
+    expect(isRedisUnavailable(new DeadlineError(2000))).toBe(false);
   });
 
   it('takes a failover for an outage: a demoted master (READONLY), no sentinel answering, a write its replicas did not confirm', () => {

@@ -1,26 +1,15 @@
 /**
  * Waiting for replicas (REDIS_REPLICA_ACKS, REDIS_REPLICA_ACK_TIMEOUT_MS): a write that must not be
- * lost in a failover (a message append, a pool pop, the add of a chain's next job) is followed, on
- * the same connection, by `WAIT numreplicas timeout`, and counts as done only when that many
- * replicas acknowledged it.
+ * lost in a failover is followed, on the same connection, by `WAIT numreplicas timeout`, and counts
+ * as done only when that many replicas acknowledged it. Which writes, and what the request paths and
+ * jobs do on a shortfall: docs/operations.md#what-a-failover-can-lose-and-waiting-for-replicas.
  *
- * Why the same connection: WAIT waits for the replication offset of the last write of the
- * connection it is sent on. On a Redis Cluster that is the connection to the master of the key's
- * slot (each node has its own). So the connection the write goes to is noted before the write,
- * with the number of times it has closed so far, and WAIT is sent after the reply only when it is
- * still the connection to that master and has not closed meanwhile; a reconnect in between (the
- * write may have gone to a master that died, WAIT would go to the new one and report the replicas
- * of a server that never saw the write) counts as a shortfall. A write queued while the
- * connection was still being made goes out on the first connection, which is the one WAIT then
- * uses. Other writes of the connection (shared by many requests) only make the wait cover more.
- *
- * Outcomes (who does what with them is in docs/operations.md, "Redis high availability"):
- *   confirmed  WAIT answered >= REDIS_REPLICA_ACKS: a promoted replica holds the write;
- *   shortfall  fewer replicas within the timeout, WAIT failed, or the connection changed: the write
- *              is on the master and may be lost if it fails now. `ReplicaAckError`, which the
- *              platform treats as Redis being unavailable (src/redis/redis-unavailable.ts): the
- *              request paths take their fallback or answer 503, a job meets it as an outage.
- * With REDIS_REPLICA_ACKS=0 nothing is sent and every write is "confirmed".
+ * Invariant: WAIT covers the replication offset of the connection it is sent on (on a Cluster, the
+ * connection to the master of the key's slot), so it is sent only on the connection the write went
+ * to and only when that connection has not closed since (noted before the write, with its close
+ * count); a reconnect in between is a shortfall (`ReplicaAckError`, which counts as Redis being
+ * unavailable: src/redis/redis-unavailable.ts). With REDIS_REPLICA_ACKS=0 nothing is sent and
+ * every write is confirmed.
  */
 import { Cluster, type Redis } from 'ioredis';
 import { keySlot } from '../queues/partitions.js';

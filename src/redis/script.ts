@@ -17,8 +17,8 @@
  * against the file when it is loaded, and run() takes keys and arguments by name and puts them in
  * that order: no call site counts positions. A boolean argument is sent as 1 or 0. A variable
  * tail (more keys, more arguments, the credential guard's) goes in `tail`, after the named ones.
- * Shared Lua (the credential guard of the request path) is put in with a placeholder `{{name}}`,
- * filled from `parts`.
+ * Shared Lua is put in with a placeholder `{{name}}`, filled from `parts` (the credential guard of
+ * the hot routes: src/revocation/guarded-script.ts).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

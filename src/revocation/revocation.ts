@@ -1,53 +1,17 @@
 /**
- * The credential check carried by a request's own Redis command: infrastructure of the request
- * path. The auth domain makes a Revocation for a request (src/auth/auth-service.ts); the domains
- * whose hot routes run one Redis script (pools, messages) put its guard into that script, without
- * knowing anything else of auth.
+ * The credential check a request carries to its hot route's Redis script: infrastructure of the
+ * request path (docs/security.md#the-credential-check-on-hot-routes). The auth domain makes a
+ * Revocation for a request whose route declares `revocation: 'in-handler'`
+ * (src/auth/credential-check.ts); the handler hands it to its guarded script (guarded-script.ts),
+ * or calls `check()` before any fallback when the script cannot run. The domains with such routes
+ * (pools, messages) know nothing else of auth.
  *
- * Every authenticated request must be refused once its session is logged out or its credential
- * changed (a password, role or disabled change of its user, a revoked API key: src/auth/credential-state.ts),
- * and both checks read Redis. On the hot routes (pool pops, message appends and reads) the
- * request's work is a single Redis script anyway, so the check goes inside that script: one round
- * trip instead of two. The script first refuses a listed session (the REVOKED error), then a
- * credential whose state key does not hold the state the credential carries (the UNCHECKED error:
- * stale, or not in Redis at all), and writes nothing either way. Such a route declares
- * `revocation: 'in-handler'`; its credential is verified by the dispatcher (src/http/authenticate.ts: signature,
- * expiry) and its handler gets a Revocation to hand to its script.
- *
- * UNCHECKED is answered by `check()`: the full check, which reads the state from the database when
- * Redis has none (and stores it), then refuses (401) a stale credential; after it the script can be
- * run again. When the script cannot run (Redis down, a deadline passed), the handler calls
- * `check()` before any fallback; when Redis cannot answer it fails secure (503) unless
- * AUTH_FAIL_OPEN=true.
- *
- * Redis Cluster: the blacklist and state keys live in their own slots, so a script cannot read
- * them beside the request's keys (CROSSSLOT); there the dispatcher checks up front as on every
- * other route and the handler gets no Revocation.
+ * Invariants: every request is refused (401) once its session is logged out or its credential
+ * changed, on these routes as on every other; `check()` fails secure (503) when Redis cannot answer
+ * unless AUTH_FAIL_OPEN=true; a handler that took neither path gets the check from the dispatcher
+ * after it (`taken`). On a Redis Cluster no Revocation is made: the dispatcher checks up front.
  */
 import { UnauthenticatedError } from '../errors.js';
-import type { ScriptTail } from '../redis/script.js';
-
-/**
- * The error replies of a guarded script: its session is logged out; its credential state is not
- * the expected one (or not in Redis). Each is a code and a message: Redis 7 prefixes an error
- * reply of one word with "ERR ", so a bare code would not come back as sent.
- */
-const REVOKED = 'REVOKED';
-const REVOKED_REPLY = `${REVOKED} the session is logged out`;
-const UNCHECKED = 'UNCHECKED';
-const UNCHECKED_REPLY = `${UNCHECKED} the credential state is not the one the credential carries`;
-
-/**
- * The first lines of a guarded script: when KEYS[index] (the caller's logout blacklist key) is
- * given, refuse when it exists, and refuse when KEYS[index + 1] (the credential's state) does not
- * hold the script's last ARGV (the state the credential carries). Nothing before it may write.
- */
-export function revocationGuardLua(index: number): string {
-  return `if KEYS[${index}] then
-  if redis.call('EXISTS', KEYS[${index}]) == 1 then return redis.error_reply('${REVOKED_REPLY}') end
-  if redis.call('GET', KEYS[${index + 1}]) ~= ARGV[#ARGV] then return redis.error_reply('${UNCHECKED_REPLY}') end
-end`;
-}
 
 export class TokenRevokedError extends UnauthenticatedError {
   constructor() {
@@ -55,21 +19,10 @@ export class TokenRevokedError extends UnauthenticatedError {
   }
 }
 
-function isReplyStarting(err: unknown, prefix: string): boolean {
-  const e = err as { name?: unknown; message?: unknown } | undefined;
-  return e?.name === 'ReplyError' && typeof e.message === 'string' && e.message.startsWith(`${prefix} `);
-}
-
-/** True for the reply of a guarded script that refused a logged-out session. */
-export function isRevokedReply(err: unknown): boolean {
-  return isReplyStarting(err, REVOKED);
-}
-
-/** True for the reply of a guarded script that could not confirm the credential: call `check()`, then run it again. */
-export function isUncheckedReply(err: unknown): boolean {
-  return isReplyStarting(err, UNCHECKED);
-}
-
+/**
+ * A request's credential check, carried to its handler's guarded script (guarded-script.ts) or
+ * made on its own (`check`). The dispatcher makes it after the handler when the handler did not take it.
+ */
 export class Revocation {
   private used = false;
 
@@ -80,7 +33,7 @@ export class Revocation {
     private readonly checkSeparately: () => Promise<void>,
   ) {}
 
-  /** The keys of the guard (see revocationGuardLua): the blacklist key, then the state key. */
+  /** The keys of the guard: the blacklist key, then the state key. */
   get keys(): [string, string] {
     this.used = true;
     return [this.blacklistKey, this.stateKey];
@@ -100,32 +53,5 @@ export class Revocation {
   /** Whether the handler took the check over (routes verify this after the handler). */
   get taken(): boolean {
     return this.used;
-  }
-}
-
-/**
- * The guard's part of a guarded script's keys and arguments, after its own (ScriptTail): the two
- * keys, and the expected state as the last ARGV, when the request carries a Revocation.
- */
-export function guardTail(revocation: Revocation | undefined): ScriptTail {
-  return revocation ? { keys: revocation.keys, args: [revocation.arg] } : {};
-}
-
-/**
- * Runs a guarded script; when it answers UNCHECKED, makes the full check (401 when stale; the state
- * is stored when it was missing) and runs it once more. A REVOKED answer is a TokenRevokedError.
- */
-export async function runGuarded<T>(revocation: Revocation | undefined, run: () => Promise<T>): Promise<T> {
-  try {
-    try {
-      return await run();
-    } catch (err) {
-      if (!revocation || !isUncheckedReply(err)) throw err;
-      await revocation.check();
-      return await run();
-    }
-  } catch (err) {
-    if (isRevokedReply(err)) throw new TokenRevokedError();
-    throw err;
   }
 }

@@ -6,18 +6,20 @@
  */
 import type { AuthWiring } from '../auth/wiring.js';
 import type { PlatformContext } from '../context.js';
-import { wireClusterView } from '../coordination/wiring.js';
+import { wireCoordinationApi } from '../coordination/wiring.js';
 import { wireFeedsApi } from '../feeds/wiring.js';
 import type { ApiServices } from '../http/routes/index.js';
-import { createMessageService, wireRefusedMessages } from '../messages/wiring.js';
-import { createIpService, createScheduler } from '../pipeline/wiring.js';
-import { wirePoolService } from '../pools/wiring.js';
+import { wireMessagesApi } from '../messages/wiring.js';
+import { wirePipeline, wirePipelineApi } from '../pipeline/wiring.js';
+import { wirePoolsApi } from '../pools/wiring.js';
 import { queues } from '../queues/definitions.js';
 import { JobInspector, type PromoteHandler, type ReplayHandler } from '../queues/job-inspector.js';
 
 export function wireApi(ctx: PlatformContext, auth: AuthWiring): ApiServices {
   const feeds = wireFeedsApi(ctx);
-  const crawls = createScheduler(ctx);
+  const messages = wireMessagesApi(ctx);
+  const pipeline = wirePipeline(ctx);
+  const crawls = pipeline.scheduler;
   const replay = new Map<string, ReplayHandler>([
     [queues.crawl.name, (job) => crawls.replay('crawl', job.id!)],
     [queues.crawlResult.name, (job) => crawls.replay('crawl-result', job.id!)],
@@ -29,12 +31,12 @@ export function wireApi(ctx: PlatformContext, auth: AuthWiring): ApiServices {
     jobs: new JobInspector({ queues: ctx.queues, redis: ctx.redis, replay, promote }),
     feeds: feeds.service,
     ownsFeed: feeds.isOwnedBy,
-    ips: createIpService(ctx, crawls),
+    ips: wirePipelineApi(ctx, pipeline),
     ipWeights: ctx.config.pipeline,
-    pools: wirePoolService(ctx),
-    messages: createMessageService(ctx),
+    pools: wirePoolsApi(ctx),
+    messages: messages.service,
     messageSettings: ctx.config.messages,
-    refusedMessages: wireRefusedMessages(ctx),
-    cluster: wireClusterView(ctx),
+    refusedMessages: messages.refused,
+    cluster: wireCoordinationApi(ctx),
   };
 }

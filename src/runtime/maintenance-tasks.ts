@@ -7,7 +7,9 @@
 import type { PlatformContext } from '../context.js';
 import { coordinationMaintenanceTasks } from '../coordination/maintenance-tasks.js';
 import { feedMaintenanceTasks } from '../feeds/maintenance-tasks.js';
-import { crawlMaintenanceTasks } from '../pipeline/maintenance-tasks.js';
+import { crawlSchedulingMaintenanceTasks } from '../crawl-scheduling/maintenance-tasks.js';
+import { pipelineMaintenanceTasks } from '../pipeline/maintenance-tasks.js';
+import { wirePipeline } from '../pipeline/wiring.js';
 import type { MaintenanceTask } from '../queues/maintenance-task.js';
 import { sharedConfigContent } from './shared-config-content.js';
 
@@ -20,5 +22,6 @@ export function maintenanceTasks(ctx: PlatformContext): MaintenanceTask[] {
     sharedConfig: ctx.sharedConfig,
     computeSharedConfig: sharedConfigContent(ctx.db),
   });
-  return [...coordination, ...crawlMaintenanceTasks(ctx), ...feedMaintenanceTasks(ctx)];
+  const crawl = wirePipeline(ctx);
+  return [...coordination, ...crawlSchedulingMaintenanceTasks(ctx, crawl), ...pipelineMaintenanceTasks(ctx, crawl.results), ...feedMaintenanceTasks(ctx)];
 }

@@ -37,7 +37,7 @@ export interface ProcessHttpOptions {
   logger: Logger;
 }
 
-export async function serveProcessHttp(ctx: Pick<PlatformContext, 'config' | 'metrics'>, options: ProcessHttpOptions): Promise<HttpServer> {
+export async function serveProcessHttp(ctx: Pick<PlatformContext, 'config' | 'metrics' | 'observeRequest'>, options: ProcessHttpOptions): Promise<HttpServer> {
   const { http } = ctx.config;
   const app = createApp({
     logger: options.logger,
@@ -52,6 +52,7 @@ export async function serveProcessHttp(ctx: Pick<PlatformContext, 'config' | 'me
     accessLog: http.accessLog,
     ...(options.mounts ? { mounts: options.mounts } : {}),
     deadlines: { outageMs: http.outageDeadlineMs, requestMs: http.requestDeadlineMs, dependencyCheckMs: http.dependencyCheckMs },
+    ...(ctx.observeRequest ? { observe: ctx.observeRequest } : {}),
   });
   const serve = (port: number) =>
     listen(app, {

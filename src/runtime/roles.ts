@@ -9,10 +9,9 @@ import { startClusterRole } from './cluster-role.js';
 import { startCrawler } from './crawler-role.js';
 import { exportFleetMetrics } from './fleet-metrics.js';
 import { maintenanceTasks } from './maintenance-tasks.js';
+import { ROLE_NAMES, type RoleName } from './role-names.js';
 
-/** Process roles, in start order (start-platform.ts stops them together, under one deadline). */
-export const ROLE_NAMES = ['cluster', 'feeds', 'crawler', 'pipeline', 'pools', 'messages', 'api'] as const;
-export type RoleName = (typeof ROLE_NAMES)[number];
+export { parseRoles, ROLE_NAMES, type RoleName } from './role-names.js';
 
 /** What a role may need of its process beyond the context: the readiness probes of its HTTP server (readiness.ts). */
 export interface ProcessFacts {
@@ -31,15 +30,3 @@ export const roleStarters: Record<RoleName, (ctx: PlatformContext, process: Proc
   messages: startMessagesRole,
   api: (ctx, process) => startApiRole(ctx, process.probes),
 };
-
-export function parseRoles(spec: string): RoleName[] {
-  const names = spec
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (names.includes('all')) return [...ROLE_NAMES];
-  for (const n of names) {
-    if (!(ROLE_NAMES as readonly string[]).includes(n)) throw new Error(`unknown role "${n}"; roles: ${ROLE_NAMES.join(', ')}, all`);
-  }
-  return ROLE_NAMES.filter((r) => names.includes(r));
-}

@@ -11,13 +11,18 @@
  *
  * The process creates files for its user only (umask 0077): DATA_DIR holds secrets, the browser
  * profiles included (src/services/private-data-dir.ts).
+ *
+ * Tracing, when on, starts before the platform's modules are loaded (the SDK patches pg and
+ * ioredis as they are first imported): this file imports only the configuration and the logger,
+ * and loads start-platform.ts once startTracing is done. Keep it that way.
  */
 import { loadConfig } from '../config/index.js';
 import { loadEnvFile } from '../config/env-file.js';
 import { EXAMPLE_ADMIN_PASSWORD } from '../config/auth.js';
 import { createLogger } from '../logging/logger.js';
-import { startPlatform, type PlatformHandle } from './start-platform.js';
-import type { RoleName } from './roles.js';
+import { startTracing } from '../tracing/start-tracing.js';
+import type { PlatformHandle } from './start-platform.js';
+import type { RoleName } from './role-names.js';
 import { toError } from '../errors.js';
 
 /** Time the stop gets beyond the workers' grace period (the API, leases, connections, services). */
@@ -81,7 +86,9 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
   });
 
   try {
-    platform = await startPlatform({ roles, config, logger });
+    const tracing = await startTracing({ config, roles, logger });
+    const { startPlatform } = await import('./start-platform.js');
+    platform = await startPlatform({ roles, config, logger, ...(tracing ? { tracing } : {}) });
   } catch (err) {
     logger.fatal({ err }, `failed to start: ${toError(err).message}`);
     await new Promise((r) => setTimeout(r, 100));

@@ -46,6 +46,7 @@ import { serveWorkerHttp } from './process-http.js';
 import { readinessProbes } from './readiness.js';
 import { roleStarters, ROLE_NAMES, type RoleName } from './roles.js';
 import { sharedConfigContent } from './shared-config-content.js';
+import type { Tracing } from '../tracing/start-tracing.js';
 
 export interface StartOptions {
   roles: readonly RoleName[];
@@ -54,6 +55,8 @@ export interface StartOptions {
   /** A parsed config instead of `env`. */
   config?: Config;
   logger?: Logger;
+  /** Tracing, started by the process entry before the platform was loaded (src/tracing/start-tracing.ts); none without. */
+  tracing?: Tracing;
 }
 
 export interface PlatformHandle {
@@ -86,6 +89,8 @@ interface StopStep {
 const REDIS_READY_TIMEOUT_MS = 30_000;
 /** How long a stop waits for the Redis connections to come back after a restart (ioredis retries every 2 s at most). */
 const RECONNECT_MS = 5000;
+/** How long the stop waits for the last spans to be exported (a collector that does not answer must not hold it up). */
+const TRACING_FLUSH_MS = 3000;
 
 export async function startPlatform(options: StartOptions): Promise<PlatformHandle> {
   const config = options.config ?? loadConfig(options.env);
@@ -112,6 +117,16 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
   };
 
   let services: ProvidedServices | undefined;
+  const { tracing } = options;
+  if (tracing) {
+    // Last of the steps: the spans of the stop itself are exported too.
+    steps.push({
+      name: 'tracing',
+      run: async () => {
+        if (!(await tracing.shutdown(TRACING_FLUSH_MS))) logger.warn({ waitedMs: TRACING_FLUSH_MS }, 'tracing: the last spans were not exported in time');
+      },
+    });
+  }
   try {
     services = await provideServices(config, logger);
 
@@ -147,7 +162,7 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
         consumed: parseShardSpec(config.queues.workerShards, config.queues.shards),
       },
     );
-    const queues = new QueueRegistry({ config, connections, keys, layout });
+    const queues = new QueueRegistry({ config, connections, keys, layout, ...(tracing ? { telemetry: tracing.telemetry } : {}) });
     steps.push({ name: 'queues', run: () => queues.close() });
 
     const metrics = new Metrics();
@@ -193,6 +208,7 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
       db,
       leadership: coordination.leadership,
       sharedConfig: coordination.sharedConfig,
+      ...(tracing ? { telemetry: tracing.telemetry, observeRequest: tracing.observeRequest } : {}),
     };
 
     const embeddedStatus = services.embeddedStatus;

@@ -18,10 +18,13 @@ describe('alive', () => {
     const parent = spawn('sh', ['-c', 'exec 3<&0; (read line <&3) & echo $!; exec sleep 30 3<&-'], { stdio: ['pipe', 'pipe', 'ignore'] });
     try {
       const pid = Number(await new Promise<string>((r) => parent.stdout!.once('data', (d: Buffer) => r(d.toString().trim()))));
-      await waitFor(() => /\) S /.test(readFileSync(`/proc/${parent.pid}/stat`, 'utf8')) && readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim() === 'sleep', {
-        timeoutMs: 10_000,
-        message: 'the shell become sleep',
-      });
+      await waitFor(
+        () => /\) S /.test(readFileSync(`/proc/${parent.pid}/stat`, 'utf8')) && readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim() === 'sleep',
+        {
+          timeoutMs: 10_000,
+          message: 'the shell become sleep',
+        },
+      );
       expect(alive(pid)).toBe(true);
       parent.stdin!.write('go\n');
       await waitFor(() => /\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')), { timeoutMs: 10_000, message: 'the child a zombie' });

@@ -1,25 +1,15 @@
 /**
  * Provides Redis and PostgreSQL to a process: the configured servers (REDIS_URL /
- * REDIS_SENTINELS / REDIS_CLUSTER_NODES, DATABASE_URL), or the embedded default under DATA_DIR.
+ * REDIS_SENTINELS / REDIS_CLUSTER_NODES, DATABASE_URL), or the embedded default under DATA_DIR
+ * (docs/operations.md#embedded-services, README "Embedded services").
  *
- * Embedded default, per data directory:
- * - owner: the first process takes the DATA_DIR lock and starts a private redis-server and
- *   PostgreSQL server as children, each in its own process group (a Ctrl-C or a signal to the
- *   platform's group reaches the platform, which stops its roles first and its services last).
- *   Both listen on 127.0.0.1 only, require the generated passwords kept in `services.json`
- *   (0600), and keep the ports recorded there across restarts, after a crash too: services a
- *   dead owner left running are stopped first, which frees their ports (another program holding
- *   a port is the only reason to move). The owner supervises both (supervised-service.ts): a
- *   child that dies is started again on the same port and data; one that cannot be brought back
- *   resolves `lost`. The owner records itself in `services.json`; its stop stops the services
- *   and clears the record. DATA_DIR is kept private (private-data-dir.ts). Before it starts
- *   anything, an owner that finds another platform running from this checkout with another
- *   DATA_DIR warns that it starts a second platform, naming both DATA_DIRs and how to join
- *   (running-platforms.ts: each owner records itself in a per-user runtime file).
- * - attached: a process that finds the lock held by a live process waits until that owner's
- *   services answer and uses them; it starts and stops nothing. When the owner stops, the
- *   attached process's connections report the outage and come back by themselves once the
- *   owner (same ports, same passwords) runs again, or once it restarted a service that died.
+ * Invariants of the embedded default: the process holding the DATA_DIR lock owns the services
+ * (private children in their own process groups, 127.0.0.1 only, the generated passwords and the
+ * ports kept in `services.json`, 0600, across restarts and crashes: services a dead owner left
+ * running are stopped first); it supervises them (supervised-service.ts) and stops them last. Any
+ * other process with the same DATA_DIR attaches: it waits for the owner's services and starts and
+ * stops nothing. An owner warns before starting a second platform from this checkout with another
+ * DATA_DIR (running-platforms.ts).
  */
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';

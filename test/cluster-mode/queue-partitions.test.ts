@@ -30,7 +30,7 @@ import { FAMILY_OF, PARTITIONED_FAMILIES, QueueLayout } from '../../src/queues/l
 import { QueueRegistry } from '../../src/queues/registry.js';
 import { connectionOptions } from '../../src/redis/connection.js';
 import { RedisConnections } from '../../src/redis/connections.js';
-import { ipIdOfTask } from '../../src/pipeline/scheduling/task-ids.js';
+import { ipIdOfTask } from '../../src/crawl-scheduling/task-ids.js';
 import { createKeys } from '../../src/redis/keys.js';
 import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
 import { waitForTask } from '../feeds/support.js';

@@ -28,7 +28,7 @@ import { sessionHash } from '../../src/messages/session-hash.js';
 import { PENDING_STATES } from '../../src/queues/job-states.js';
 import type { QueueTarget } from '../../src/queues/layout.js';
 import { keySlot } from '../../src/queues/partitions.js';
-import { nextTaskId } from '../../src/pipeline/scheduling/task-ids.js';
+import { nextTaskId } from '../../src/crawl-scheduling/task-ids.js';
 import type { RoleName } from '../../src/runtime/roles.js';
 import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';

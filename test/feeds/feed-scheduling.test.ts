@@ -8,7 +8,7 @@
 import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodicDedupId } from '../../src/feeds/feed-scheduler.js';
-import { createFeedServices } from '../../src/feeds/wiring.js';
+import { wireFeeds } from '../../src/feeds/wiring.js';
 import { replayDeadRefresh } from '../../src/feeds/replay-refresh.js';
 import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -179,7 +179,7 @@ describe('feed scheduling', () => {
     expect(await chain.getState()).toBe('delayed');
 
     server.setStatus('replayed', undefined);
-    const replay = await replayDeadRefresh(createFeedServices(t.platform.ctx), f.taskId);
+    const replay = await replayDeadRefresh(wireFeeds(t.platform.ctx), f.taskId);
     expect(replay).toEqual({ jobId: f.taskId, status: 'moved_forward', taskId: chain.id });
     expect(await queue.getJob(f.taskId)).toBeUndefined(); // out of the failed set
     // The chain's own job ran now, refreshed the feed, and left exactly one successor.
@@ -188,7 +188,7 @@ describe('feed scheduling', () => {
     expect((await t.api.get(`/api/feeds/${f.id}`)).body).toMatchObject({ status: 'ok', errorCount: 0 });
     const next = await expectOneChain(f.id);
     expect(next.id).not.toBe(chain.id);
-    await expect(replayDeadRefresh(createFeedServices(t.platform.ctx), chain.id!)).rejects.toThrow(/not failed/);
+    await expect(replayDeadRefresh(wireFeeds(t.platform.ctx), chain.id!)).rejects.toThrow(/not failed/);
   });
 
   it('restarts add nothing, and the reconciler repairs a lost or dead chain with exactly one job', async () => {

@@ -10,7 +10,7 @@
  *   a second pending crawl beside it, and the dead job leaves the failed set.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createScheduler } from '../../src/pipeline/wiring.js';
+import { wirePipeline } from '../../src/pipeline/wiring.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
 import { CrawlQueues, onSale, startStandInCrawler } from './helpers.js';
@@ -82,7 +82,7 @@ describe('crawl flow failures and replays', () => {
     expect(await sql('SELECT task_id FROM processed_results WHERE ip_id = $1', [ip.id])).toEqual([]);
 
     await sql(`INSERT INTO test_healed VALUES ($1)`, [ip.id]);
-    const replay = await createScheduler(t.platform.ctx).replay('crawl-result', `result-${taskId}`);
+    const replay = await wirePipeline(t.platform.ctx).scheduler.replay('crawl-result', `result-${taskId}`);
     expect(replay).toEqual({ jobId: `result-${taskId}`, status: 'retried', taskId: `result-${taskId}` });
     await waitFor(async () => (await q.results.getJobState(`result-${taskId}`)) === 'completed', { message: 'replayed result not processed' });
     const done = (await resultJob(taskId))!;
@@ -113,7 +113,7 @@ describe('crawl flow failures and replays', () => {
     expect(crawls.get(ip.id)).toBe(3);
 
     healed.add(ip.id);
-    const replay = await createScheduler(t.platform.ctx).replay('crawl', taskId);
+    const replay = await wirePipeline(t.platform.ctx).scheduler.replay('crawl', taskId);
     expect(replay).toEqual({ jobId: taskId, status: 'crawl_now', taskId: next, crawl: 'moved_forward' });
     expect(await q.crawl.getJob(taskId)).toBeUndefined(); // out of the failed set
     // The pending crawl now runs: crawled once more, processed, and the IP again has one pending crawl.
@@ -124,6 +124,6 @@ describe('crawl flow failures and replays', () => {
     expect((await q.pendingFor(ip.id)).map((j) => j.id)).toEqual([after.nextTaskId]);
 
     // A dead job that is not failed any more cannot be replayed.
-    await expect(createScheduler(t.platform.ctx).replay('crawl', next)).rejects.toThrow(/not failed/);
+    await expect(wirePipeline(t.platform.ctx).scheduler.replay('crawl', next)).rejects.toThrow(/not failed/);
   });
 });

@@ -11,7 +11,7 @@
  *   no row is served twice.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPoolDeps, type PoolDeps } from '../../src/pools/wiring.js';
+import { wirePools, type PoolDeps } from '../../src/pools/wiring.js';
 import { markConsumed } from '../../src/pools/mark-consumed.js';
 import { decodeItem } from '../../src/pools/pool-item.js';
 import { refillPool } from '../../src/pools/refill-pool.js';
@@ -138,7 +138,7 @@ describe('content pools over the API', () => {
   describe('refill and marking', () => {
     let deps: PoolDeps;
     beforeAll(() => {
-      deps = createPoolDeps(t.platform.ctx, 'test');
+      deps = wirePools(t.platform.ctx, 'test');
     });
     afterAll(() => deps.triggers.close());
 
@@ -228,7 +228,7 @@ describe('content pools over the API', () => {
   });
 
   it('two marking jobs at once mark every popped row once and empty the consumed list', async () => {
-    const deps = createPoolDeps(t.platform.ctx, 'test-marking');
+    const deps = wirePools(t.platform.ctx, 'test-marking');
     try {
       await deps.rows.insert(
         'contents',

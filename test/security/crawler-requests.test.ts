@@ -3,7 +3,9 @@
  * Chromium. The operator's site is http://127.0.0.2:<port> (trusted, as CRAWL_BASE_URL would be);
  * 127.0.0.3 is opened by OUTBOUND_ALLOW and stands for a public host; 127.0.0.1 plays a
  * loopback-only service. The site's pages lead the browser off the site in every way a page can:
- * a redirect, a frame, a script, an image, fetch(), and another port of the site's own host.
+ * a redirect, a frame, a script, an image, fetch(), and another port of the site's own host. On a
+ * page with its resources blocked (as fetchPage loads one), the image is refused inside Chromium
+ * before the policy is asked: the two never decide the same request.
  *
  * Addresses outside loopback are checked with RequestGuard.check and a stub resolver only: no
  * browser is ever pointed at them.
@@ -17,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserManager } from '../../src/crawl/browser-manager.js';
 import { CrawlMetrics } from '../../src/crawl/crawl-metrics.js';
 import { RequestGuard, type RefusedRequest } from '../../src/crawl/request-guard.js';
+import { enableResourceBlocking } from '../../src/crawl/resource-blocking.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { OutboundPolicy } from '../../src/net/outbound-policy.js';
@@ -125,6 +128,28 @@ describe("the crawler's browser reaches only the operator's site and what the po
         expect.stringMatching(/^localhost → (127\.0\.0\.1|::1): loopback$/), // script
       ].sort(),
     );
+  });
+
+  it('on a page with its resources blocked, as fetchPage loads one, Chromium refuses the image before the policy sees it; the rest is judged as before', async () => {
+    refused.length = 0;
+    const statuses = await inPage(async (page) => {
+      await enableResourceBlocking(page);
+      await page.goto(`http://127.0.0.2:${site.port}/page`, { waitUntil: 'load' });
+      return page.evaluate('window.done') as Promise<string[]>;
+    });
+    expect(statuses).toEqual(['rejected', 'rejected', 'fulfilled']);
+    expect(secret.paths).toEqual([]);
+    expect(sitePort2.paths).toEqual([]);
+    // pixel.gif matches a blocked pattern: refused inside Chromium, it never reaches the request guard.
+    expect(refused.map((r) => r.detail).sort()).toEqual(
+      [
+        '127.0.0.1 → 127.0.0.1: loopback', // frame
+        '127.0.0.1 → 127.0.0.1: loopback', // fetch
+        '127.0.0.2 → 127.0.0.2: loopback', // the other port
+        expect.stringMatching(/^localhost → (127\.0\.0\.1|::1): loopback$/), // script
+      ].sort(),
+    );
+    expect(refused.map((r) => r.url)).not.toContainEqual(expect.stringMatching(/pixel\.gif$/));
   });
 
   it('a redirect off the site to loopback is refused: the navigation fails and nothing reaches the service', async () => {

@@ -9,7 +9,9 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
+import { ApiKeyStore } from '../../src/auth/api-key-store.js';
 import { CredentialStates } from '../../src/auth/credential-state.js';
+import { UserStore } from '../../src/auth/user-store.js';
 import { startPlatform, type PlatformHandle } from '../../src/runtime/start-platform.js';
 import { createUser } from '../support/accounts.js';
 import { TEST_JWT_SECRET, testEnv } from '../support/env.js';
@@ -141,7 +143,7 @@ describe('token lifecycle', () => {
 
   it('never lets an older credential state replace a newer one (a fill that read the database just before a change)', async () => {
     const { ctx } = t.platform;
-    const states = new CredentialStates({ redis: ctx.redis, keys: ctx.keys, prisma: ctx.db.prisma });
+    const states = new CredentialStates({ redis: ctx.redis, keys: ctx.keys, users: new UserStore(ctx.db.prisma), apiKeys: new ApiKeyStore(ctx.db.prisma) });
     const ref = { kind: 'user' as const, id: 424242 };
     expect(await states.raise(ref, '3:user')).toBe('3:user');
     expect(await states.raise(ref, '2:admin')).toBe('3:user');

@@ -15,48 +15,27 @@
  * term ends.
  */
 import { Job, type Queue } from 'bullmq';
-import { toError } from '../../errors.js';
-import type { Logger } from '../../logging/logger.js';
-import type { Metrics } from '../../metrics/metrics.js';
-import type { RedisClient } from '../../redis/connection.js';
-import type { LeaderTerm } from '../../coordination/leadership.js';
-import { startTermLoop } from '../../coordination/term-loop.js';
-import type { PipelineSettings } from '../settings.js';
+import { toError } from '../errors.js';
+import type { Logger } from '../logging/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { LeaderTerm } from '../coordination/leadership.js';
+import { startTermLoop } from '../coordination/term-loop.js';
+import type { SchedulingSettings } from './settings.js';
 import { planBackpressure, type DueCrawl } from './backpressure.js';
 import type { CrawlScheduler } from './crawl-scheduler.js';
+import { schedulerMetrics } from './scheduler-metrics.js';
 
 export interface BackpressureDeps {
   scheduler: CrawlScheduler;
   redis: RedisClient;
-  settings: PipelineSettings;
+  settings: SchedulingSettings;
   metrics: Metrics;
   logger: Logger;
 }
 
 /** The most held-back crawls handled in one round; more stay for the next rounds. */
 const MAX_HOLD_BACK_PER_TICK = 5000;
-
-/** The scheduler's metrics; the role registers them at start, so every pipeline process exports them. */
-export function schedulerMetrics(metrics: Metrics) {
-  return {
-    heldBack: metrics.counter('wp_scheduler_held_back_total', 'Due crawls pushed back by backpressure.'),
-    rounds: metrics.counter('wp_scheduler_backpressure_rounds_total', 'Backpressure rounds run by the crawl-scheduler leader, by outcome (ok, failed).', [
-      'outcome',
-    ]),
-    roundSeconds: metrics.histogram(
-      'wp_scheduler_backpressure_round_seconds',
-      'Duration of a backpressure round.',
-      [],
-      [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
-    ),
-    reconciled: metrics.counter('wp_scheduler_reconciled_total', 'Changes made by reconciliation, by action.', ['action']),
-    finalFailures: metrics.counter(
-      'wp_scheduler_final_failures_total',
-      'Crawl tasks that ended without a result (queue crawl: the crawl failed for good; crawl-result: its processing did); their IP was rescheduled.',
-      ['queue'],
-    ),
-  };
-}
 
 /** Holds back due crawls beyond the threshold (see backpressure.ts). One round. */
 async function applyBackpressure(

@@ -1,31 +1,23 @@
 /**
  * The crawl chain of each IP: ipId → the task id of the IP's current link, kept in Redis hashes
  * of 100 IPs each (compact listpack encoding: ~30 bytes an IP instead of ~80 in one big hash).
- *
- * States of an IP's entry:
- *   absent        not scheduled: inactive or deleted IP (or Redis lost it; reconciliation repairs)
- *   T (pending)   crawl job T is delayed, waiting or prioritized
- *   T (running)   crawl job T is active, or over (completed, or failed for good) with its flow's
- *                 parent `result-T` in the pipeline
+ * See docs/pipeline.md#exactly-one-pending-crawl-per-active-ip.
  *
  * Moves (each one Lua script, so concurrent API calls, pipeline workers and the leader agree):
  *   claim(ip, T)          absent → T                      (new IP, activation, reconciliation)
  *   advance(ip, T, N)     T → N = nextTaskId(T)           (result processed, or T ended without one)
  *   release(ip, [T])      any (or exactly T) → absent     (deactivate, delete)
  *
- * The entry is written BEFORE the BullMQ job is added, so a crawl job in a pending or active set
- * always has (or had) its entry; a crash between the two leaves an entry without a job, which
- * reconciliation finds and re-adds under the same id. Only the holder of the entry may add the
- * job, which is what keeps "exactly one pending crawl per active IP".
- *
- * With REDIS_REPLICA_ACKS a claim or an advance is answered only once the replicas hold it (the
- * job add after it waits the same way, src/queues/registry.ts): a failover to a replica that lacks
- * the move would put the chain back a link while its next job exists.
+ * Invariants: the entry is written BEFORE the BullMQ job is added and only its holder adds the job,
+ * which keeps one pending crawl per active IP (a crash in between leaves an entry without a job:
+ * reconciliation re-adds it under the same id). With REDIS_REPLICA_ACKS a claim or an advance is
+ * answered only once the replicas hold it (a failover must not put the chain back a link while its
+ * next job exists).
  */
-import type { RedisClient } from '../../redis/connection.js';
-import type { Keys } from '../../redis/keys.js';
-import { NO_REPLICA_ACK, type ReplicaAck } from '../../redis/replica-ack.js';
-import { RedisScript } from '../../redis/script.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { NO_REPLICA_ACK, type ReplicaAck } from '../redis/replica-ack.js';
+import { RedisScript } from '../redis/script.js';
 
 const BUCKET_SIZE = 100;
 

@@ -14,9 +14,9 @@
  * that entry moved on, which makes the job an orphan), and an entry seen is backed by the IP row
  * read later. Everything it changes goes through the same compare-and-set moves as everyone else.
  */
-import type { Logger } from '../../logging/logger.js';
-import type { RedisClient } from '../../redis/connection.js';
-import type { IpSchedule, IpStore } from '../ip-store.js';
+import type { Logger } from '../logging/logger.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { IpSchedule, IpStore } from './ip-store.js';
 import type { CrawlScheduler } from './crawl-scheduler.js';
 import { plannedDue, spreadDueTimes } from './due-times.js';
 import { ipIdOfTask } from './task-ids.js';

@@ -1,22 +1,12 @@
 /**
- * The ips table, and what the API reads about an IP (its hourly stats, alerts and item
- * snapshots, written by the result pipeline: result-store.ts): the pipeline domain's IP store.
- * Views of the rows are in ip-queries.ts.
+ * The ips table, its one store: the API's rows (create, list, update, delete), what scheduling
+ * reads and records (every IP's schedule, the planned next crawls), and the two statements a crawl
+ * result runs on its IP inside the result's transaction (src/pipeline/result-store.ts): the row
+ * locked, then its new weight, interval and crawl times.
  */
+import type pg from 'pg';
 import type { Database, PrismaClient } from '../db/client.js';
 import type { Ip } from '../generated/prisma/client.js';
-import {
-  alertView,
-  DETAIL_ALERTS,
-  DETAIL_HOURS,
-  hourlyStatsView,
-  ipView,
-  itemView,
-  LEADERBOARD_DEPTH,
-  type IpDetail,
-  type LeaderboardEntry,
-  type LeaderboardType,
-} from './ip-queries.js';
 
 /** What reconciliation needs of every IP. */
 export interface IpSchedule {
@@ -25,6 +15,22 @@ export interface IpSchedule {
   active: boolean;
   interval_seconds: number;
   last_crawled_at: Date | null;
+}
+
+/** What a crawl result reads of its IP, under the row lock. */
+export interface IpForResult {
+  keyword: string;
+  active: boolean;
+  weight: number;
+  lastCrawledAt: Date | null;
+}
+
+/** What a crawl result records on its IP. */
+export interface CrawlRecord {
+  weight: number;
+  intervalSeconds: number;
+  crawledAt: Date;
+  nextCrawlAt: Date | null;
 }
 
 export type IpFields = Partial<Pick<Ip, 'name' | 'keyword' | 'weight' | 'intervalSeconds' | 'active' | 'nextCrawlAt'>>;
@@ -81,49 +87,25 @@ export class IpStore {
     }
   }
 
-  // --- what the API reads ------------------------------------------------------------------
-
-  async detail(id: number): Promise<IpDetail | null> {
-    const ip = await this.prisma.ip.findUnique({ where: { id } });
-    if (!ip) return null;
-    const [stats, alerts] = await Promise.all([
-      this.prisma.ipStatsHourly.findMany({ where: { ipId: id }, orderBy: { hourBucket: 'desc' }, take: DETAIL_HOURS }),
-      this.prisma.alert.findMany({ where: { ipId: id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: DETAIL_ALERTS }),
-    ]);
-    return { ...ipView(ip), hourlyStats: stats.map(hourlyStatsView), alerts: alerts.map(alertView) };
-  }
-
-  async items(ipId: number, q: { status?: 'on_sale' | 'sold'; limit: number; offset: number }) {
-    const where = { ipId, ...(q.status ? { status: q.status } : {}) };
-    const [rows, total] = await Promise.all([
-      this.prisma.itemSnapshot.findMany({ where, orderBy: [{ lastSeenAt: 'desc' }, { id: 'desc' }], take: q.limit, skip: q.offset }),
-      this.prisma.itemSnapshot.count({ where }),
-    ]);
-    return { total, items: rows.map(itemView) };
-  }
-
-  /** IPs ranked over the last `hours` hour buckets (the current one included). */
-  async leaderboard(type: LeaderboardType, hours: number): Promise<LeaderboardEntry[]> {
-    const order = { liquidity: 'liquidity', inflow: 'inflow', outflow: 'outflow' }[type];
-    const { rows } = await this.pool.query<{ ip_id: number; name: string; keyword: string; inflow: string; outflow: string; liquidity: string | null }>(
-      `SELECT s.ip_id, i.name, i.keyword, sum(s.inflow) AS inflow, sum(s.outflow) AS outflow,
-              CASE WHEN sum(s.inflow) > 0 THEN round(sum(s.outflow)::numeric / sum(s.inflow), 4) END AS liquidity
-         FROM ip_stats_hourly s JOIN ips i ON i.id = s.ip_id
-        WHERE s.hour_bucket >= date_trunc('hour', now()) - make_interval(hours => $1::int - 1)
-        GROUP BY s.ip_id, i.name, i.keyword
-        ORDER BY ${order} DESC NULLS LAST, s.ip_id
-        LIMIT $2`,
-      [hours, LEADERBOARD_DEPTH],
+  /** Inside a crawl result's transaction: its IP row, locked (serialises weight updates of one IP); undefined when deleted. */
+  static async lockForResult(client: pg.PoolClient, id: number): Promise<IpForResult | undefined> {
+    const { rows } = await client.query<{ keyword: string; active: boolean; weight: number; last_crawled_at: Date | null }>(
+      'SELECT keyword, active, weight, last_crawled_at FROM ips WHERE id = $1 FOR UPDATE',
+      [id],
     );
-    return rows.map((r, i) => ({
-      rank: i + 1,
-      ipId: r.ip_id,
-      name: r.name,
-      keyword: r.keyword,
-      inflow: Number(r.inflow),
-      outflow: Number(r.outflow),
-      liquidityIndex: r.liquidity === null ? null : Number(r.liquidity),
-    }));
+    const row = rows[0];
+    return row && { keyword: row.keyword, active: row.active, weight: Number(row.weight), lastCrawledAt: row.last_crawled_at };
+  }
+
+  /** Inside a crawl result's transaction: the IP's new weight and interval, its last crawl (never moved back) and next crawl. */
+  static async recordCrawl(client: pg.PoolClient, id: number, r: CrawlRecord): Promise<void> {
+    await client.query(
+      `UPDATE ips SET weight = $2, interval_seconds = $3,
+              last_crawled_at = GREATEST(COALESCE(last_crawled_at, $4::timestamptz), $4::timestamptz),
+              next_crawl_at = $5, updated_at = now()
+        WHERE id = $1`,
+      [id, r.weight, r.intervalSeconds, r.crawledAt, r.nextCrawlAt],
+    );
   }
 
   /**

@@ -15,16 +15,14 @@
  * the task's own id to its derived successor, so each of them may run any number of times.
  */
 import type { Job, Queue } from 'bullmq';
-import { InvalidStateError } from '../../errors.js';
-import type { Logger } from '../../logging/logger.js';
-import { PENDING_STATES, QUEUED_STATES } from '../../queues/job-states.js';
-import type { QueueRegistry } from '../../queues/registry.js';
-import type { RedisClient } from '../../redis/connection.js';
-import type { Keys } from '../../redis/keys.js';
-import type { PipelineCaches } from '../pipeline-caches.js';
-import type { IpStore } from '../ip-store.js';
-import type { ResultStore } from '../result-store.js';
-import type { PipelineSettings } from '../settings.js';
+import { InvalidStateError } from '../errors.js';
+import type { Logger } from '../logging/logger.js';
+import { PENDING_STATES, QUEUED_STATES } from '../queues/job-states.js';
+import type { QueueRegistry } from '../queues/registry.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import type { IpStore } from './ip-store.js';
+import type { SchedulingSettings } from './settings.js';
 import { CrawlChain, type AdvanceOutcome } from './crawl-chain.js';
 import { ipIdOfTask, newTaskId, nextTaskId, resultJobId, taskOfResultJob } from './task-ids.js';
 
@@ -63,16 +61,21 @@ export interface ReplayOutcome {
   crawl?: CrawlNowStatus;
 }
 
-export interface SchedulerDeps {
+/** What the scheduler consults of the result pipeline (given by its wiring: crawl scheduling never imports the pipeline). */
+export interface PipelineLinks {
+  /** The pipeline's record of processed results: whether task `taskId`'s result was counted. */
+  results: { wasProcessed(taskId: string): Promise<boolean> };
+  /** The IP detail cache: every path that records an IP's next crawl invalidates its cached detail. */
+  caches: { invalidateIp(ipId: number): Promise<void> };
+}
+
+export interface SchedulerDeps extends PipelineLinks {
   queues: QueueRegistry;
   redis: RedisClient;
   keys: Keys;
   ips: IpStore;
-  results: Pick<ResultStore, 'wasProcessed'>;
-  settings: PipelineSettings;
+  settings: SchedulingSettings;
   logger: Logger;
-  /** The IP detail cache: every path that records an IP's next crawl invalidates its cached detail. */
-  caches: Pick<PipelineCaches, 'invalidateIp'>;
 }
 
 /** A crawl as the API shows it: `finishing` when its job is gone (removed on completion) but its chain has not moved yet. */
@@ -228,10 +231,13 @@ export class CrawlScheduler {
       const state = await queue.getJobState(taskId);
       if (state === 'delayed') {
         const job = await queue.getJob(taskId);
-        const moved = await job?.promote().then(
-          () => true,
-          () => false,
-        );
+        // In the caller's trace: a crawl run now is the caller's (QueueRegistry.promote).
+        const moved =
+          job &&
+          (await this.deps.queues.promote(queue, job).then(
+            () => true,
+            () => false,
+          ));
         if (moved) return { taskId, status: 'moved_forward' };
         continue; // it was promoted or taken meanwhile: look again
       }
