@@ -15,14 +15,13 @@
  */
 import type { Queue } from 'bullmq';
 import { Metrics } from '../src/metrics/metrics.js';
-import { createFeedServices } from '../src/feeds/wiring.js';
+import { wireFeeds } from '../src/feeds/wiring.js';
 import { reconcileChains } from '../src/feeds/reconcile-chains.js';
 import { periodicDedupId } from '../src/feeds/feed-scheduler.js';
-import { IpStore } from '../src/pipeline/ip-store.js';
-import { startBackpressureLoop } from '../src/pipeline/scheduling/backpressure-loop.js';
-import { reconcile } from '../src/pipeline/scheduling/reconcile.js';
-import { chainBucket } from '../src/pipeline/scheduling/crawl-chain.js';
-import { createScheduler } from '../src/pipeline/wiring.js';
+import { startBackpressureLoop } from '../src/crawl-scheduling/backpressure-loop.js';
+import { reconcile } from '../src/crawl-scheduling/reconcile.js';
+import { chainBucket } from '../src/crawl-scheduling/crawl-chain.js';
+import { wirePipeline } from '../src/pipeline/wiring.js';
 import {
   insertSeries,
   int,
@@ -130,10 +129,9 @@ export async function benchIps(env: Env, steps: number[], record: ScaleRecord): 
     const plain = await plainLoad(env, 'plain-crawl', n, plainJob);
     const plainOp = plainOps(plain, n, plainJob);
 
-    const scheduler = createScheduler(env.ctx);
+    const { scheduler, ips } = wirePipeline(env.ctx);
     const crawlQueue = scheduler.queues()[0]!;
     await crawlQueue.waitUntilReady();
-    const ips = new IpStore(db);
     const mem0 = await usedMemory(redis);
     const start = await env.meter.measure(() => reconcile({ scheduler, ips, redis, logger, spreadSeconds: 3600, leadMs: 60_000 }));
     const first = start.value;
@@ -274,7 +272,7 @@ export async function benchFeeds(env: Env, steps: number[], record: ScaleRecord)
     const plain = await plainLoad(env, 'plain-feed-refresh', n, plainJob);
     const plainOp = plainOps(plain, n, plainJob);
 
-    const { feeds, scheduler } = createFeedServices(env.ctx);
+    const { feeds, scheduler } = wireFeeds(env.ctx);
     const refreshQueue = env.queues.everywhere('feedRefresh')[0]!;
     await refreshQueue.waitUntilReady();
     const mem0 = await usedMemory(redis);

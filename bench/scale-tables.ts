@@ -32,7 +32,7 @@ import { drainBuffer } from '../src/messages/drain-buffer.js';
 import { newMessageId } from '../src/messages/message-id.js';
 import { MessageStore } from '../src/messages/message-store.js';
 import { PersistBuffer } from '../src/messages/persist-buffer.js';
-import { createMessageService } from '../src/messages/wiring.js';
+import { wireMessagesApi } from '../src/messages/wiring.js';
 import { markConsumed } from '../src/pools/mark-consumed.js';
 import { encodeItem } from '../src/pools/pool-item.js';
 import { PoolLists } from '../src/pools/pool-lists.js';
@@ -390,7 +390,7 @@ export async function benchMessages(env: Env, steps: number[], record: ScaleReco
       const bareMs: number[] = [];
       const readCpu = { ours: 0, bare: 0 };
       let hits = 0;
-      let service = createMessageService(ctx);
+      let service = wireMessagesApi(ctx).service;
       const CHUNK = 100; // reads of each side in turn, so each side's CPU is measured on its own
       for (let c = 0; c < READS; c += CHUNK) {
         let used = env.meter.read();
@@ -400,7 +400,7 @@ export async function benchMessages(env: Env, steps: number[], record: ScaleReco
             // Every session read once (a small step): a new service, which has seen none, and empty lists again.
             await sleep(300);
             await ctx.redis.del(...ours.map((o) => ctx.keys.sessionMessages(o)));
-            service = createMessageService(ctx);
+            service = wireMessagesApi(ctx).service;
           }
           const t0 = performance.now();
           const result = await service.read(userId, session, 50);

@@ -9,7 +9,7 @@ import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodicDedupId } from '../../src/feeds/feed-scheduler.js';
 import { reconcileChains } from '../../src/feeds/reconcile-chains.js';
-import { createFeedServices, type FeedServices } from '../../src/feeds/wiring.js';
+import { wireFeeds, type FeedServices } from '../../src/feeds/wiring.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
@@ -40,7 +40,7 @@ describe('feed chain reconciliation', () => {
     redis = await startTestRedis();
     db = await createTestDatabase();
     t = await startTestPlatform({ roles: [], redis, db });
-    services = createFeedServices(t.platform.ctx);
+    services = wireFeeds(t.platform.ctx);
     queue = t.platform.ctx.queues.queue('feedRefresh');
     const pool = t.platform.ctx.db.pool;
     const { rows } = await pool.query<{ id: number }>(
@@ -106,7 +106,7 @@ describe('feed chain reconciliation', () => {
     const before = await pendingByFeed();
     await t.stop();
     t = await startTestPlatform({ roles: [], redis, db, env: { QUEUE_SHARDS: '3' } });
-    services = createFeedServices(t.platform.ctx);
+    services = wireFeeds(t.platform.ctx);
     const lost = 5;
     const [current, old] = services.scheduler.queuesOf(lost); // old: the one-partition layout, now draining
     expect([current!.name, old!.name]).toEqual(['feed-refresh.2-of-3', 'feed-refresh']);
