@@ -57,6 +57,9 @@ export interface TaskState {
   runAt: Date | null;
 }
 
+/** A feed's periodic chain as the reconciler reads it (chainStates). */
+export type ChainState = 'live' | 'none' | 'dead';
+
 export function periodicDedupId(feedId: number): string {
   return `feed-${feedId}-periodic`;
 }
@@ -223,6 +226,44 @@ export class FeedScheduler {
       if (owner) return owner;
     }
     return null;
+  }
+
+  /**
+   * Where the periodic chain of each feed stands, for a page of feeds at once (the reconciler's
+   * check): `live` when a partition's deduplication key names a pending or active job, `none` when
+   * no partition has the key, `dead` when a key names a job that finished or is gone. Two round
+   * trips for the page (the keys, then the owners' states), not two per feed. A reading, not a
+   * decision: ensureChain and startChains check again as they write.
+   */
+  async chainStates(feedIds: readonly number[]): Promise<Map<number, ChainState>> {
+    const lookups = feedIds.flatMap((feedId) => this.queuesOf(feedId).map((queue) => ({ feedId, queue })));
+    const owners = await Promise.all(lookups.map((l) => l.queue.getDeduplicationJobId(periodicDedupId(l.feedId))));
+    const states = await Promise.all(lookups.map((l, i) => (owners[i] ? l.queue.getJobState(owners[i]) : undefined)));
+    const out = new Map<number, ChainState>(feedIds.map((id) => [id, 'none']));
+    lookups.forEach((l, i) => {
+      const state = states[i];
+      if (state === undefined || out.get(l.feedId) === 'live') return;
+      out.set(l.feedId, state === 'active' || PENDING_STATES.has(state) ? 'live' : 'dead');
+    });
+    return out;
+  }
+
+  /**
+   * Starts the periodic chain of feeds that have none (chainStates said `none`), in one addBulk
+   * per partition: each job carries its chain's deduplication id, so a chain started meanwhile by
+   * anyone else keeps its one job and this one is not created. Returns how many were created.
+   */
+  async startChains(entries: readonly { feedId: number; delayMs: number }[]): Promise<number> {
+    if (!entries.length) return 0;
+    const jobs = entries.map(({ feedId, delayMs }) => ({
+      name: 'refresh-periodic',
+      data: { feedId, trigger: 'periodic' as const },
+      opts: this.options(feedId, 'periodic', delayMs, { id: periodicDedupId(feedId), keepLastIfActive: true }),
+      partitionKey: feedId,
+    }));
+    const added = await this.deps.queues.addBulk('feedRefresh', jobs);
+    const requested = new Set(jobs.map((j) => j.opts.jobId));
+    return added.filter((job) => requested.has(job.id)).length;
   }
 
   /**
