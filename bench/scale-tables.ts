@@ -38,7 +38,7 @@ import { encodeItem } from '../src/pools/pool-item.js';
 import { PoolLists } from '../src/pools/pool-lists.js';
 import { PoolRows } from '../src/pools/pool-rows.js';
 import { refillPool } from '../src/pools/refill-pool.js';
-import type { AcceptedMessage } from '../src/queues/payloads/messages.js';
+import type { AcceptedMessage } from '../src/queues/declarations/messages.js';
 import { startPlatform } from '../src/runtime/start-platform.js';
 import { testEnv } from '../test/support/env.js';
 import { adminToken, spawnServer } from './http-load.js';
