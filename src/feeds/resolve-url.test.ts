@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyXmlBase, documentBase, isAbsoluteHttpUrl, MAX_URL_LENGTH, quickResolve, resolveHttpUrl } from './resolve-url.js';
+import { seededRandom } from '../lib/seeded-random.js';
 
 describe('resolve-url', () => {
   it('takes Content-Location as the document base when it is an http(s) URL, relative to the URL', () => {
@@ -167,13 +168,7 @@ describe('resolve-url', () => {
     ];
     const queries = ['', '', '?', '?a=1&b=2', "?q='x'", '?a b', '?\u00e9', '?a/b?c', '?`', '?{}', '?%41'];
     const fragments = ['', '', '#', '#f', '#a#b', "#'x'", '#a b', '#\u00e9', '#`', '#<', '#/x?y'];
-    let seed = 28;
-    const random = () => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const random = seededRandom(28); // the same cases on every run
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
     // Most parts plain (the quick path's), the others anything the parser treats apart.
     const plain = ['p', 'index.html', 'a-b_c~d', '2024', 'x.jpg', 'q=1&r=(2)', "it's", 'a:b', '@me', '%41'];

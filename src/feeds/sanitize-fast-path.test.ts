@@ -15,6 +15,7 @@ import { ALLOWED_TAGS, rewriteUrls, SANITIZE_POLICY, sanitizeContent, sanitizeOp
 import { compileFastSanitizer, tagTransform } from './sanitize-fast-path.js';
 import { VOID_ELEMENTS } from './sanitize-rules.js';
 import { stripControls } from './text-construct.js';
+import { seededRandom } from '../lib/seeded-random.js';
 
 const BASE = 'http://feed.example.test/blog/feed.xml';
 const POLICY = SANITIZE_POLICY;
@@ -169,14 +170,7 @@ describe('sanitize fast path', () => {
   });
 
   it('agrees with sanitize-html on 5,000 generated fragments', () => {
-    let seed = 20;
-    const random = () => {
-      // mulberry32: the same cases on every run
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const random = seededRandom(20); // the same cases on every run
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
     const tags = [
       'p',
@@ -367,13 +361,7 @@ describe('sanitize fast path', () => {
     };
     const before = (html: string) =>
       (!/[<>&]/.test(html) || wasPlain(html) ? stripControls(html) : stripControls(sanitizeHtml(html, sanitizeOptions(BASE)))).trim() || null;
-    let seed = 28;
-    const random = () => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const random = seededRandom(28); // the same cases on every run
     const pieces = [
       '<p>',
       '</p>',

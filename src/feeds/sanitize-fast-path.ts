@@ -39,6 +39,7 @@
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
 import type sanitizeHtml from 'sanitize-html';
 import { compileRules, NAME_KEY_MASK, nameKeyStep, sameName, type AttributeRewriting, type TagInfo } from './sanitize-rules.js';
+import { TAB, LF, FF, CR, SPACE, BANG, DQUOTE, HASH, SQUOTE, DASH, DOT, SLASH, COLON, SEMI, EQ, GT, QUESTION, UNDERSCORE } from './char-codes.js';
 
 export type { AttributeRewriting } from './sanitize-rules.js';
 
@@ -72,24 +73,6 @@ export function tagTransform(rewriting: AttributeRewriting, rewrite: RewriteAttr
   };
 }
 
-const TAB = 9;
-const LF = 10;
-const FF = 12;
-const CR = 13;
-const SPACE = 32;
-const BANG = 33;
-const DQUOTE = 34;
-const HASH = 35;
-const SQUOTE = 39;
-const DASH = 45;
-const DOT = 46;
-const SLASH = 47;
-const COLON = 58;
-const SEMI = 59;
-const EQ = 61;
-const GT = 62;
-const QUESTION = 63;
-const UNDERSCORE = 95;
 
 /** htmlparser2's whitespace. */
 const isWs = (c: number) => c === SPACE || c === LF || c === TAB || c === FF || c === CR;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeTextConstruct, htmlOf, htmlToText, htmlToTextByParser, MAX_TEXT_LENGTH, plainText } from './text-construct.js';
+import { seededRandom } from '../lib/seeded-random.js';
 
 describe('text-construct', () => {
   it('turns HTML into the text a reader sees', () => {
@@ -34,13 +35,7 @@ describe('text-construct', () => {
       '\u0007',
       'é',
     ];
-    let seed = 28;
-    const random = () => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const random = seededRandom(28); // the same cases on every run
     for (let n = 0; n < 20_000; n++) {
       let html = '';
       for (let k = 1 + Math.floor(random() * 8); k > 0; k--) {

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { rssDocument } from '../../test/fixtures/feeds/feed-server.js';
 import { validatorProblem, xmlProblem } from './xml-check.js';
 import { quickWellFormed } from './xml-quick-check.js';
+import { seededRandom } from '../lib/seeded-random.js';
 
 const DOCUMENTS = path.resolve(import.meta.dirname, '../../test/fixtures/feeds/documents');
 
@@ -80,14 +81,7 @@ describe('quickWellFormed', () => {
   });
 
   it('never vouches for a document the validator refuses (20,000 mutations of well-formed feeds)', () => {
-    let seed = 28;
-    const random = () => {
-      // mulberry32: the same cases on every run
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const random = seededRandom(28); // the same cases on every run
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
     const seeds = [
       '<?xml version="1.0"?><!DOCTYPE rss><rss version="2.0"><channel><title>T &amp; t</title><item><link>http://a.test/1</link><guid isPermaLink="false">g</guid><description><![CDATA[<p>x</p>]]></description></item><!-- c --></channel></rss>',

@@ -24,24 +24,7 @@
  * on every document stays the validator's.
  */
 
-const TAB = 9;
-const LF = 10;
-const CR = 13;
-const SPACE = 32;
-const BANG = 33;
-const DQUOTE = 34;
-const HASH = 35;
-const SQUOTE = 39;
-const DASH = 45;
-const DOT = 46;
-const SLASH = 47;
-const COLON = 58;
-const SEMI = 59;
-const LT = 60;
-const EQ = 61;
-const GT = 62;
-const QUESTION = 63;
-const UNDERSCORE = 95;
+import { TAB, LF, CR, SPACE, BANG, DQUOTE, HASH, SQUOTE, DASH, DOT, SLASH, COLON, SEMI, LT, EQ, GT, QUESTION, UNDERSCORE } from './char-codes.js';
 
 const isAlpha = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
 const isDigit = (c: number) => c >= 48 && c <= 57;

@@ -216,6 +216,7 @@ describe('platform on a 3-master Redis Cluster', () => {
       'feeds-reconcile',
       'feeds-trim-articles',
       'instance-registry-trim',
+      'job-schedulers-keep',
       'processed-results-trim',
       'shared-config-publish',
     ]);

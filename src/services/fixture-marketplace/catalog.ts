@@ -7,6 +7,7 @@
  * from the on-sale list to the top of the sold list), a price changes, new items are listed
  * (they appear at the top of the on-sale list).
  */
+import { seededRandom } from '../../lib/seeded-random.js';
 
 export type FixtureStatus = 'on_sale' | 'sold';
 
@@ -65,18 +66,6 @@ export function hash32(text: string): number {
     h = Math.imul(h, 0x01000193) >>> 0;
   }
   return h >>> 0;
-}
-
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export class FixtureCatalog {

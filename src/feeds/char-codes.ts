@@ -1,0 +1,20 @@
+/** Character codes the feed scanners compare with (`text.charCodeAt(i) === LT`), named once. */
+export const TAB = 9;
+export const LF = 10;
+export const FF = 12;
+export const CR = 13;
+export const SPACE = 32;
+export const BANG = 33;
+export const DQUOTE = 34;
+export const HASH = 35;
+export const SQUOTE = 39;
+export const DASH = 45;
+export const DOT = 46;
+export const SLASH = 47;
+export const COLON = 58;
+export const SEMI = 59;
+export const LT = 60;
+export const EQ = 61;
+export const GT = 62;
+export const QUESTION = 63;
+export const UNDERSCORE = 95;
