@@ -2,8 +2,9 @@
  * The HTTP side of the benchmarks that compare the platform's routes with bare servers
  * (bench:pools, bench:messages): server processes pinned to their own CPUs (started as the tests
  * start theirs, test/support/processes.ts), a closed-loop load
- * generator (node:http, keep-alive, one connection per client), and each server's CPU time per
- * request read from /proc.
+ * generator (node:http, keep-alive, one connection per client), and the CPU time per request of
+ * each server, of the load generator and of Redis (which share CPU 0, so that their sum per request
+ * bounds what a fast server can reach), read from /proc.
  *
  * The method: with `taskset` and 2+ cores the servers run on CPUs 1.. and this process (the load)
  * and Redis on CPU 0, so that a server never shares its core with the load (that sharing, not the
@@ -37,6 +38,10 @@ export interface LoadResult {
   p99: number;
   /** CPU time of the server process per request (user + system), µs. */
   cpuUs: number;
+  /** CPU time of this process (the load generator) per request, µs. */
+  loadCpuUs: number;
+  /** CPU time of the target's Redis server per request, µs (0 without `redisPid`). */
+  redisCpuUs: number;
 }
 
 export const rate = (r: LoadResult) => r.requests / r.seconds;
@@ -54,6 +59,8 @@ export interface Target {
   url: string;
   /** The server process, whose CPU time per request is reported. */
   pid: number;
+  /** The Redis server the target uses, whose CPU time per request is reported too. */
+  redisPid?: number;
   headers: Record<string, string>;
   /** The request client `client` makes next. */
   call: (client: number) => Call;
@@ -106,6 +113,8 @@ export async function load(target: Target, clients: number, ms: number): Promise
     });
   const started = performance.now();
   const cpu0 = processCpuUs(target.pid);
+  const loadCpu0 = process.cpuUsage();
+  const redisCpu0 = target.redisPid ? processCpuUs(target.redisPid) : 0;
   const deadline = started + ms;
   await Promise.all(
     Array.from({ length: clients }, async (_, client) => {
@@ -113,10 +122,14 @@ export async function load(target: Target, clients: number, ms: number): Promise
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  const cpuUs = (processCpuUs(target.pid) - cpu0) / Math.max(1, latencies.length);
+  const perRequest = (us: number) => us / Math.max(1, latencies.length);
+  const cpuUs = perRequest(processCpuUs(target.pid) - cpu0);
+  const loadCpu = process.cpuUsage(loadCpu0);
+  const loadCpuUs = perRequest(loadCpu.user + loadCpu.system);
+  const redisCpuUs = target.redisPid ? perRequest(processCpuUs(target.redisPid) - redisCpu0) : 0;
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  return { requests: latencies.length, errors, items, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuUs };
+  return { requests: latencies.length, errors, items, seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuUs, loadCpuUs, redisCpuUs };
 }
 
 export interface Pinning {

@@ -4,9 +4,19 @@
  * HTTP pops, every server in its own child process, the load generator here (node:http with a
  * keep-alive agent, one connection per client), at 1 and 64 concurrent clients:
  *   - platform: POST /api/pools/titles/1/pop of the api role (auth with token check, validation,
- *     the pop script that records the consumed id, metrics, the marking trigger);
- *   - express:  a bare express app whose one route does only RPOP (the baseline of the target);
- *   - node:http: a bare node:http server doing only RPOP (the ceiling of this machine).
+ *     the pop script that checks the credential and records the consumed id, its deadline,
+ *     metrics, the marking trigger), access log off (HTTP_ACCESS_LOG=false);
+ *   - platform, access log: the same with the default settings (HTTP_ACCESS_LOG=true, LOG_LEVEL=info),
+ *     its log lines read and dropped here as a log collector would read them;
+ *   - express:  a bare express app whose one route does only RPOP (the baseline of the first target);
+ *   - node:http: a bare node:http server doing only RPOP (the ceiling of this machine; the aim is 0.9x it);
+ *   - node:http, log line: the same writing one line per request to stdout as pino does (an
+ *     asynchronous write), the like of the platform with its access log: on this VM a thread that
+ *     writes now and then keeps the server's CPU from halting between requests, which alone makes a
+ *     server much faster in this closed loop (docs/benchmarks.md), so each platform row is compared
+ *     with the bare row that has or lacks the same.
+ * Printed per server: pops/s, latency, and the CPU time per pop of the server, of the load generator
+ * and of Redis (the last two share CPU 0).
  * The method is bench/http-load.ts': servers pinned away from the load generator and Redis, each
  * warmed up first, interleaved rounds, the median round (by rate). Then pop-many with count 100
  * (items/s). The lists are topped up with synthetic items between runs (the HTTP path
@@ -18,9 +28,9 @@
  *
  * Starts its own redis-server and PostgreSQL cluster and removes them afterwards.
  * BENCH_ROUNDS (default 5) sets the rounds; BENCH_PART=http|db runs one half; BENCH_PROFILE_DIR
- * writes CPU profiles of the three servers (api/, express/, http/ under it).
+ * writes CPU profiles of the servers (api/, api-logging/, express/, http/, http-log/ under it).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, write } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,11 +74,18 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CLIENTS = [1, 64];
 const TEXT = 'A pooled title of about fifty bytes, ready to serve';
 const BARE_KEY = 'bench:bare:pool';
+const PLATFORM = 'platform pop (auth)';
+const PLATFORM_LOG = 'platform, access log';
+const EXPRESS = 'bare express RPOP';
+const HTTP = 'bare node:http RPOP';
+const HTTP_LOG = 'bare node:http, log line';
+const us = (n: number) => `${n.toFixed(0)} µs`;
+const x = (n: number) => `${n.toFixed(2)}x`;
 
 // ---------------------------------------------------------------------------------------------
-// Server mode (child process): `bench/pools.ts serve <express|http> <redisUrl>` prints its port.
+// Server mode (child process): `bench/pools.ts serve <express|http> <redisUrl> [log]` prints its port.
 
-async function serve(kind: string, redisUrl: string): Promise<void> {
+async function serve(kind: string, redisUrl: string, logLines: boolean): Promise<void> {
   const redis = new Redis(redisUrl);
   const pop = async (res: http.ServerResponse) => {
     const raw = await redis.rpop(BARE_KEY);
@@ -80,6 +97,7 @@ async function serve(kind: string, redisUrl: string): Promise<void> {
     const item = JSON.parse(raw) as { id: number; text: string };
     res.setHeader('content-type', 'application/json; charset=utf-8');
     res.end(JSON.stringify({ ...item, source: 'pool' }));
+    if (logLines) write(1, `{"level":30,"msg":"request","path":"/pop","status":200,"id":${item.id}}\n`, () => undefined);
   };
   let server: http.Server;
   if (kind === 'express') {
@@ -122,7 +140,11 @@ interface Env {
   token: string;
   expressUrl: string;
   httpUrl: string;
-  pids: { api: number; express: number; http: number };
+  /** The bare node:http server writing a log line per request. */
+  loggingHttpUrl: string;
+  /** The api role with the default logging (access log on). */
+  loggingApiUrl: string;
+  pids: { api: number; loggingApi: number; express: number; http: number; loggingHttp: number; redis: number };
 }
 
 async function httpBench(env: Env): Promise<void> {
@@ -132,10 +154,15 @@ async function httpBench(env: Env): Promise<void> {
   const poolKey = keys.pool('titles', 1);
   const nextId = { value: 1_000_000_000 };
   const pop = (path: string) => () => ({ path, method: 'POST' });
+  const redisPid = env.pids.redis;
+  const platformPop = { call: pop('/api/pools/titles/1/pop'), okStatus: 200, redisPid, headers: auth, key: poolKey };
+  const barePop = { call: pop('/pop'), okStatus: 200, redisPid, headers: {}, key: BARE_KEY };
   const targets: (Target & { key: string })[] = [
-    { name: 'platform pop (auth)', url: env.apiUrl, call: pop('/api/pools/titles/1/pop'), okStatus: 200, pid: env.pids.api, headers: auth, key: poolKey },
-    { name: 'bare express RPOP', url: env.expressUrl, call: pop('/pop'), okStatus: 200, pid: env.pids.express, headers: {}, key: BARE_KEY },
-    { name: 'bare node:http RPOP', url: env.httpUrl, call: pop('/pop'), okStatus: 200, pid: env.pids.http, headers: {}, key: BARE_KEY },
+    { name: PLATFORM, url: env.apiUrl, pid: env.pids.api, ...platformPop },
+    { name: PLATFORM_LOG, url: env.loggingApiUrl, pid: env.pids.loggingApi, ...platformPop },
+    { name: EXPRESS, url: env.expressUrl, pid: env.pids.express, ...barePop },
+    { name: HTTP, url: env.httpUrl, pid: env.pids.http, ...barePop },
+    { name: HTTP_LOG, url: env.loggingHttpUrl, pid: env.pids.loggingHttp, ...barePop },
   ];
   console.log(
     `HTTP: each server warmed up ${PREWARM_MS} ms, then ${RUN_MS} ms per run after ${WARMUP_MS} ms warm-up, median of ${ROUNDS} interleaved rounds; ` +
@@ -160,24 +187,26 @@ async function httpBench(env: Env): Promise<void> {
     }
   }
   const median = new Map([...rounds].map(([id, rs]) => [id, medianBy(rs, rate)]));
-  console.log('pops over HTTP            clients   pops/s      p50        p99      errors   server CPU/pop');
+  console.log('pops over HTTP              clients   pops/s      p50        p99   errors   CPU per pop: server    load   Redis');
   for (const clients of CLIENTS) {
     for (const target of targets) {
       const r = median.get(`${target.name}@${clients}`)!;
       console.log(
-        `${target.name.padEnd(24)} ${String(clients).padStart(7)} ${fmt(rate(r)).padStart(9)} ${ms(r.p50).padStart(10)} ${ms(r.p99).padStart(10)} ${String(r.errors).padStart(7)} ${`${r.cpuUs.toFixed(0)} µs`.padStart(16)}`,
+        `${target.name.padEnd(26)} ${String(clients).padStart(7)} ${fmt(rate(r)).padStart(9)} ${ms(r.p50).padStart(10)} ${ms(r.p99).padStart(10)} ${String(r.errors).padStart(6)} ` +
+          `${us(r.cpuUs).padStart(20)} ${us(r.loadCpuUs).padStart(7)} ${us(r.redisCpuUs).padStart(7)}`,
       );
     }
   }
   console.log('');
   for (const clients of CLIENTS) {
-    const p = rate(median.get(`platform pop (auth)@${clients}`)!);
-    const e = rate(median.get(`bare express RPOP@${clients}`)!);
-    const h = rate(median.get(`bare node:http RPOP@${clients}`)!);
-    const cpuRatio = median.get(`bare express RPOP@${clients}`)!.cpuUs / median.get(`platform pop (auth)@${clients}`)!.cpuUs;
+    const at = (name: string) => median.get(`${name}@${clients}`)!;
+    const [p, pl, e, h, hl] = [at(PLATFORM), at(PLATFORM_LOG), at(EXPRESS), at(HTTP), at(HTTP_LOG)] as const;
+    const ratio = (a: LoadResult, b: LoadResult) => rate(a) / rate(b);
+    const aim = clients === 64 ? ` (aim >= 0.9x: ${ratio(p, h) >= 0.9 ? 'met' : 'NOT met'})` : '';
     console.log(
-      `${clients} client(s): platform/express ${(p / e).toFixed(2)}x (target >= 0.8x: ${p / e >= 0.8 ? 'met' : 'NOT met'}), platform/node:http ${(p / h).toFixed(2)}x, express/node:http ${(e / h).toFixed(2)}x; ` +
-        `server CPU per pop, express/platform ${cpuRatio.toFixed(2)}x`,
+      `${clients} client(s): platform/node:http ${x(ratio(p, h))}${aim}; with the access log/node:http with a log line ${x(ratio(pl, hl))}; ` +
+        `platform/express ${x(ratio(p, e))} (target >= 0.8x: ${ratio(p, e) >= 0.8 ? 'met' : 'NOT met'}); ` +
+        `server CPU per pop node:http/platform ${x(h.cpuUs / p.cpuUs)}; CPU 0 (load generator + Redis) per pop node:http/platform ${x((h.loadCpuUs + h.redisCpuUs) / (p.loadCpuUs + p.redisCpuUs))}`,
     );
   }
 
@@ -318,13 +347,19 @@ async function main(): Promise<void> {
         POOL_REFILL_THRESHOLD: '0',
       },
     );
+    // The defaults: every request logged at info.
+    const loggingEnv = { ...platformEnv, DATA_DIR: path.join(tmp, 'data-logging'), LOG_LEVEL: 'info', HTTP_ACCESS_LOG: 'true' };
     const bareEnv = { PATH: process.env.PATH, NODE_ENV: 'production' };
-    const [platform, bareExpress, bareHttp] = await Promise.all([
+    const [platform, loggingPlatform, bareExpress, bareHttp, loggingBareHttp] = await Promise.all([
       spawnServer(PINNING, ['workers/run-role.ts', 'api'], platformEnv, /API\s+(http:\/\/\S+)\/api/, profileFlags('api')),
+      spawnServer(PINNING, ['workers/run-role.ts', 'api'], loggingEnv, /API\s+(http:\/\/\S+)\/api/, profileFlags('api-logging')),
       spawnServer(PINNING, ['bench/pools.ts', 'serve', 'express', redisServer.url], bareEnv, /listening (\d+)/, profileFlags('express')),
       spawnServer(PINNING, ['bench/pools.ts', 'serve', 'http', redisServer.url], bareEnv, /listening (\d+)/, profileFlags('http')),
+      spawnServer(PINNING, ['bench/pools.ts', 'serve', 'http', redisServer.url, 'log'], bareEnv, /listening (\d+)/, profileFlags('http-log')),
     ]);
-    children.push(platform.server, bareExpress.server, bareHttp.server);
+    children.push(platform.server, loggingPlatform.server, bareExpress.server, bareHttp.server, loggingBareHttp.server);
+    // Their log lines are read and dropped (kept, they would grow a string in this process, the load generator's).
+    for (const logging of [loggingPlatform, loggingBareHttp]) logging.server.child.stdout!.removeAllListeners('data').resume();
     const apiUrl = platform.match[1]!;
     const token = await adminToken(apiUrl);
     const env: Env = {
@@ -334,7 +369,16 @@ async function main(): Promise<void> {
       token,
       expressUrl: `http://127.0.0.1:${bareExpress.match[1]}`,
       httpUrl: `http://127.0.0.1:${bareHttp.match[1]}`,
-      pids: { api: platform.server.pid, express: bareExpress.server.pid, http: bareHttp.server.pid },
+      loggingHttpUrl: `http://127.0.0.1:${loggingBareHttp.match[1]}`,
+      loggingApiUrl: loggingPlatform.match[1]!,
+      pids: {
+        api: platform.server.pid,
+        loggingApi: loggingPlatform.server.pid,
+        express: bareExpress.server.pid,
+        http: bareHttp.server.pid,
+        loggingHttp: loggingBareHttp.server.pid,
+        redis: redisServer.pid,
+      },
     };
 
     console.log(
@@ -361,7 +405,7 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === 'serve') {
-  await serve(process.argv[3]!, process.argv[4]!);
+  await serve(process.argv[3]!, process.argv[4]!, process.argv[5] === 'log');
 } else {
   await main();
   process.exit(0);
