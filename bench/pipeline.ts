@@ -13,7 +13,8 @@
  * B. Scheduling BENCH_SCHEDULE_IPS IPs (default 100,000) on PostgreSQL: wall time of the start-up
  *    reconciliation that schedules them all (DB read, chain claims, BullMQ adds, next_crawl_at
  *    written back) and Redis memory per scheduled IP, against plain BullMQ delayed jobs with
- *    the same payloads (addBulk). Targets: memory <= 1.3x plain.
+ *    the same payloads (addBulk). Targets: memory <= 1.3x plain. BENCH_MEMORY_BREAKDOWN=1 prints
+ *    both sides' Redis memory by key shape (after the measurement).
  *
  * C. Lateness when 1,000 crawls fall due at the same millisecond, taken by a worker at
  *    concurrency 50 (lateness = processedOn - due): plain delayed jobs, the scheduler with a
@@ -177,6 +178,28 @@ async function usedMemory(redis: RedisClient): Promise<number> {
   return Number(/used_memory:(\d+)/.exec(info)![1]);
 }
 
+/** With BENCH_MEMORY_BREAKDOWN=1: Redis memory by key shape (digits as #), largest first. */
+async function memoryBreakdown(redis: RedisClient, label: string): Promise<void> {
+  if (!process.env.BENCH_MEMORY_BREAKDOWN) return;
+  const byShape = new Map<string, { keys: number; bytes: number }>();
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      const shape = key.replace(/\d+/g, '#');
+      const entry = byShape.get(shape) ?? { keys: 0, bytes: 0 };
+      entry.keys++;
+      entry.bytes += Number(await redis.memory('USAGE', key, 'SAMPLES', 0));
+      byShape.set(shape, entry);
+    }
+  } while (cursor !== '0');
+  console.log(`  memory by key shape, ${label}:`);
+  for (const [shape, { keys, bytes }] of [...byShape].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 8)) {
+    console.log(`    ${shape.padEnd(40)} ${String(keys).padStart(7)} keys  ${(bytes / SCHEDULE_IPS).toFixed(0).padStart(6)} B per IP`);
+  }
+}
+
 async function benchScheduling(env: Env) {
   const { db, redis } = env;
   await db.pool.query('TRUNCATE ips, processed_results RESTART IDENTITY CASCADE');
@@ -202,6 +225,7 @@ async function benchScheduling(env: Env) {
   }
   const plainSeconds = (performance.now() - t0) / 1000;
   const plainBytes = (await usedMemory(redis)) - mem0;
+  await memoryBreakdown(redis, 'plain BullMQ');
   await plainQueue.close();
 
   await redis.flushall();
@@ -212,6 +236,7 @@ async function benchScheduling(env: Env) {
   const report = await reconcile({ scheduler, ips: new IpStore(db), redis, logger, spreadSeconds: 3600, leadMs: 60_000 });
   const oursSeconds = (performance.now() - t1) / 1000;
   const oursBytes = (await usedMemory(redis)) - mem1;
+  await memoryBreakdown(redis, 'scheduler');
   if (report.scheduled !== SCHEDULE_IPS) throw new Error(`scheduled ${report.scheduled} of ${SCHEDULE_IPS}`);
   const t2 = performance.now();
   const again = await reconcile({ scheduler, ips: new IpStore(db), redis, logger, spreadSeconds: 3600, leadMs: 60_000 });

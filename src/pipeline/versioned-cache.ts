@@ -5,8 +5,9 @@
  *
  * Each cache has a version key in the same hash slot. A reader notes the version with its
  * miss; the asynchronous fill lands only if the version is unchanged, so a fill that read the
- * DB before an invalidation never re-installs the stale value. Invalidation bumps the version
- * and deletes the cached values (a leaderboard has one value per type and hours, listed in an
+ * DB before an invalidation never re-installs the stale value. The miss makes the version key
+ * when there is none; invalidation bumps it only when it exists (none: no fill to stop) and
+ * deletes the cached values (a leaderboard has one value per type and hours, listed in an
  * index set so one script deletes them all).
  *
  * Redis trouble never fails a read: the value is then loaded from the DB.
@@ -15,6 +16,11 @@ import type { Logger } from '../logging/logger.js';
 import type { RedisClient } from '../redis/connection.js';
 import { RedisScript } from '../redis/script.js';
 import { toError } from '../errors.js';
+
+const readScript = RedisScript.load('cache-read', new URL('./cache-read.lua', import.meta.url), {
+  keys: ['cache', 'version'],
+  args: ['versionTtlSeconds'],
+});
 
 const fillScript = RedisScript.load('cache-fill', new URL('./cache-fill.lua', import.meta.url), {
   keys: ['cache', 'version'],
@@ -47,9 +53,13 @@ export class VersionedCache {
   async read<T>(slot: CacheSlot, load: () => Promise<T>): Promise<{ value: T; cached: boolean }> {
     let version: string;
     try {
-      const [cached, v] = await this.redis.mget(slot.key, slot.versionKey);
-      if (cached) return { value: JSON.parse(cached) as T, cached: true };
-      version = v ?? '0';
+      const [hit, found] = await readScript.run<[number, string]>(
+        this.redis,
+        { cache: slot.key, version: slot.versionKey },
+        { versionTtlSeconds: VERSION_TTL_SECONDS },
+      );
+      if (hit) return { value: JSON.parse(found) as T, cached: true };
+      version = found;
     } catch (err) {
       this.logger.warn({ err: toError(err).message, key: slot.key }, 'cache read failed; reading the database');
       return { value: await load(), cached: false };
