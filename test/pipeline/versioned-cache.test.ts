@@ -20,7 +20,7 @@ describe('versioned read-through cache', () => {
   beforeAll(async () => {
     server = await startTestRedis();
     redis = new Redis(server.url);
-    cache = new VersionedCache(redis, 600, silentLogger);
+    cache = new VersionedCache(redis, 600, silentLogger());
   });
   afterAll(async () => {
     redis?.disconnect();
