@@ -73,7 +73,6 @@ export function tagTransform(rewriting: AttributeRewriting, rewrite: RewriteAttr
   };
 }
 
-
 /** htmlparser2's whitespace. */
 const isWs = (c: number) => c === SPACE || c === LF || c === TAB || c === FF || c === CR;
 const isAlpha = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
