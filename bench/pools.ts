@@ -5,10 +5,14 @@
  * keep-alive agent, one connection per client), at 1 and 64 concurrent clients:
  *   - platform: POST /api/pools/titles/1/pop of the api role (auth with token check, validation,
  *     the pop script that checks the credential and records the consumed id, its deadline,
- *     metrics, the marking trigger), access log off (HTTP_ACCESS_LOG=false);
+ *     metrics, the marking trigger), access log off (HTTP_ACCESS_LOG=false), run as the production
+ *     image runs it: `node dist/workers/run-role.js api`, built here first (`npm run build`);
+ *   - platform, tsx: the same run as `npm start` and `npm run start:role` run it, through tsx's
+ *     on-the-fly transform (which wraps every closure made in a naming helper);
  *   - platform, access log: the same with the default settings (HTTP_ACCESS_LOG=true, LOG_LEVEL=info),
  *     its log lines read and dropped here as a log collector would read them;
  *   - express:  a bare express app whose one route does only RPOP (the baseline of the first target);
+ *     the bare servers are plain JavaScript on plain node (bench/bare-pop-server.mjs), as the build is;
  *   - node:http: a bare node:http server doing only RPOP (the ceiling of this machine; the aim is 0.9x it);
  *   - node:http, log line: the same writing one line per request to stdout as pino does (an
  *     asynchronous write), the like of the platform with its access log: on this VM a thread that
@@ -30,11 +34,10 @@
  * BENCH_ROUNDS (default 5) sets the rounds; BENCH_PART=http|db runs one half; BENCH_PROFILE_DIR
  * writes CPU profiles of the servers (api/, api-logging/, express/, http/, http-log/ under it).
  */
-import { mkdtempSync, rmSync, write } from 'node:fs';
-import http from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import express from 'express';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { applyMigrations } from '../src/db/migrate.js';
@@ -58,6 +61,7 @@ import {
   pinLoadToCpu0,
   pinToLoadCpu,
   PREWARM_MS,
+  ROOT,
   profileFlags,
   rate,
   spawnServer,
@@ -73,53 +77,16 @@ const WARMUP_MS = 800;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CLIENTS = [1, 64];
 const TEXT = 'A pooled title of about fifty bytes, ready to serve';
+/** The list the bare servers pop (bench/bare-pop-server.mjs). */
 const BARE_KEY = 'bench:bare:pool';
 const PLATFORM = 'platform pop (auth)';
 const PLATFORM_LOG = 'platform, access log';
+const PLATFORM_TSX = 'platform pop, tsx';
 const EXPRESS = 'bare express RPOP';
 const HTTP = 'bare node:http RPOP';
 const HTTP_LOG = 'bare node:http, log line';
 const us = (n: number) => `${n.toFixed(0)} µs`;
 const x = (n: number) => `${n.toFixed(2)}x`;
-
-// ---------------------------------------------------------------------------------------------
-// Server mode (child process): `bench/pools.ts serve <express|http> <redisUrl> [log]` prints its port.
-
-async function serve(kind: string, redisUrl: string, logLines: boolean): Promise<void> {
-  const redis = new Redis(redisUrl);
-  const pop = async (res: http.ServerResponse) => {
-    const raw = await redis.rpop(BARE_KEY);
-    if (raw === null) {
-      res.statusCode = 404;
-      res.end('{"error":{"code":"pool_empty"}}');
-      return;
-    }
-    const item = JSON.parse(raw) as { id: number; text: string };
-    res.setHeader('content-type', 'application/json; charset=utf-8');
-    res.end(JSON.stringify({ ...item, source: 'pool' }));
-    if (logLines) write(1, `{"level":30,"msg":"request","path":"/pop","status":200,"id":${item.id}}\n`, () => undefined);
-  };
-  let server: http.Server;
-  if (kind === 'express') {
-    const app = express();
-    app.post('/pop', (_req, res, next) => {
-      pop(res).catch(next);
-    });
-    server = http.createServer(app);
-  } else {
-    server = http.createServer((req, res) => {
-      req.resume();
-      pop(res).catch(() => {
-        res.statusCode = 500;
-        res.end();
-      });
-    });
-  }
-  server.keepAliveTimeout = 65_000;
-  // An orderly exit on SIGTERM, so that --cpu-prof writes its profile.
-  process.once('SIGTERM', () => process.exit(0));
-  server.listen(0, '127.0.0.1', () => console.log(`listening ${(server.address() as { port: number }).port}`));
-}
 
 /** CPUs of the servers and of the load (set by main() only: a server child keeps its CPU). */
 let PINNING: Pinning | undefined;
@@ -144,7 +111,9 @@ interface Env {
   loggingHttpUrl: string;
   /** The api role with the default logging (access log on). */
   loggingApiUrl: string;
-  pids: { api: number; loggingApi: number; express: number; http: number; loggingHttp: number; redis: number };
+  /** The api role run through tsx, as `npm start` runs it. */
+  tsxApiUrl: string;
+  pids: { api: number; loggingApi: number; tsxApi: number; express: number; http: number; loggingHttp: number; redis: number };
 }
 
 async function httpBench(env: Env): Promise<void> {
@@ -160,12 +129,13 @@ async function httpBench(env: Env): Promise<void> {
   const targets: (Target & { key: string })[] = [
     { name: PLATFORM, url: env.apiUrl, pid: env.pids.api, ...platformPop },
     { name: PLATFORM_LOG, url: env.loggingApiUrl, pid: env.pids.loggingApi, ...platformPop },
+    { name: PLATFORM_TSX, url: env.tsxApiUrl, pid: env.pids.tsxApi, ...platformPop },
     { name: EXPRESS, url: env.expressUrl, pid: env.pids.express, ...barePop },
     { name: HTTP, url: env.httpUrl, pid: env.pids.http, ...barePop },
     { name: HTTP_LOG, url: env.loggingHttpUrl, pid: env.pids.loggingHttp, ...barePop },
   ];
   console.log(
-    `HTTP: each server warmed up ${PREWARM_MS} ms, then ${RUN_MS} ms per run after ${WARMUP_MS} ms warm-up, median of ${ROUNDS} interleaved rounds; ` +
+    `HTTP: each server warmed up ${PREWARM_MS} ms, then ${RUN_MS} ms per run after ${WARMUP_MS} ms warm-up, median of ${ROUNDS} interleaved rounds (each starting with the next server); ` +
       (PINNING ? `servers on CPU ${PINNING.servers}, load generator and Redis on CPU ${PINNING.load}\n` : 'not pinned to CPUs\n'),
   );
   for (const target of targets) {
@@ -176,7 +146,9 @@ async function httpBench(env: Env): Promise<void> {
   const rounds = new Map<string, LoadResult[]>();
   for (let round = 0; round < ROUNDS; round++) {
     for (const clients of CLIENTS) {
-      for (const target of targets) {
+      // Each round starts with another server: none is always the one that runs right after the
+      // previous round (its Redis still writing the top-up to its AOF, say).
+      for (const target of targets.map((_, i) => targets[(i + round) % targets.length]!)) {
         await topUp(redis, target.key, 400_000, nextId);
         await load(target, clients, WARMUP_MS);
         const r = await load(target, clients, RUN_MS);
@@ -200,13 +172,14 @@ async function httpBench(env: Env): Promise<void> {
   console.log('');
   for (const clients of CLIENTS) {
     const at = (name: string) => median.get(`${name}@${clients}`)!;
-    const [p, pl, e, h, hl] = [at(PLATFORM), at(PLATFORM_LOG), at(EXPRESS), at(HTTP), at(HTTP_LOG)] as const;
+    const [p, pl, pt, e, h, hl] = [at(PLATFORM), at(PLATFORM_LOG), at(PLATFORM_TSX), at(EXPRESS), at(HTTP), at(HTTP_LOG)] as const;
     const ratio = (a: LoadResult, b: LoadResult) => rate(a) / rate(b);
     const aim = clients === 64 ? ` (aim >= 0.9x: ${ratio(p, h) >= 0.9 ? 'met' : 'NOT met'})` : '';
     console.log(
       `${clients} client(s): platform/node:http ${x(ratio(p, h))}${aim}; with the access log/node:http with a log line ${x(ratio(pl, hl))}; ` +
         `platform/express ${x(ratio(p, e))} (target >= 0.8x: ${ratio(p, e) >= 0.8 ? 'met' : 'NOT met'}); ` +
-        `server CPU per pop node:http/platform ${x(h.cpuUs / p.cpuUs)}; CPU 0 (load generator + Redis) per pop node:http/platform ${x((h.loadCpuUs + h.redisCpuUs) / (p.loadCpuUs + p.redisCpuUs))}`,
+        `server CPU per pop node:http/platform ${x(h.cpuUs / p.cpuUs)}; CPU 0 (load generator + Redis) per pop node:http/platform ${x((h.loadCpuUs + h.redisCpuUs) / (p.loadCpuUs + p.redisCpuUs))}; ` +
+        `run through tsx (npm start)/node:http ${x(ratio(pt, h))}, tsx/build ${x(ratio(pt, p))}`,
     );
   }
 
@@ -321,6 +294,8 @@ async function dbBench(env: Env): Promise<void> {
 
 async function main(): Promise<void> {
   const part = process.env.BENCH_PART ?? 'all';
+  // The platform's production build (dist/), which the HTTP part runs as the image does.
+  if (part !== 'db') execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'wp-bench-pools-'));
   const redisServer = await startRedisServer({ dir: path.join(tmp, 'redis') });
   // PostgreSQL first: started after the pinning, it would inherit the load's one CPU.
@@ -350,14 +325,18 @@ async function main(): Promise<void> {
     // The defaults: every request logged at info.
     const loggingEnv = { ...platformEnv, DATA_DIR: path.join(tmp, 'data-logging'), LOG_LEVEL: 'info', HTTP_ACCESS_LOG: 'true' };
     const bareEnv = { PATH: process.env.PATH, NODE_ENV: 'production' };
-    const [platform, loggingPlatform, bareExpress, bareHttp, loggingBareHttp] = await Promise.all([
-      spawnServer(PINNING, ['workers/run-role.ts', 'api'], platformEnv, /API\s+(http:\/\/\S+)\/api/, profileFlags('api')),
-      spawnServer(PINNING, ['workers/run-role.ts', 'api'], loggingEnv, /API\s+(http:\/\/\S+)\/api/, profileFlags('api-logging')),
-      spawnServer(PINNING, ['bench/pools.ts', 'serve', 'express', redisServer.url], bareEnv, /listening (\d+)/, profileFlags('express')),
-      spawnServer(PINNING, ['bench/pools.ts', 'serve', 'http', redisServer.url], bareEnv, /listening (\d+)/, profileFlags('http')),
-      spawnServer(PINNING, ['bench/pools.ts', 'serve', 'http', redisServer.url, 'log'], bareEnv, /listening (\d+)/, profileFlags('http-log')),
+    const built = 'dist/workers/run-role.js';
+    const apiReady = /API\s+(http:\/\/\S+)\/api/;
+    const bare = (...args: string[]) => spawnServer(PINNING, ['bench/bare-pop-server.mjs', ...args], bareEnv, /listening (\d+)/, profileFlags(args.join('-')));
+    const [platform, loggingPlatform, tsxPlatform, bareExpress, bareHttp, loggingBareHttp] = await Promise.all([
+      spawnServer(PINNING, [built, 'api'], platformEnv, apiReady, profileFlags('api')),
+      spawnServer(PINNING, [built, 'api'], loggingEnv, apiReady, profileFlags('api-logging')),
+      spawnServer(PINNING, ['workers/run-role.ts', 'api'], { ...platformEnv, DATA_DIR: path.join(tmp, 'data-tsx') }, apiReady, profileFlags('api-tsx')),
+      bare('express', redisServer.url),
+      bare('http', redisServer.url),
+      bare('http', redisServer.url, 'log'),
     ]);
-    children.push(platform.server, loggingPlatform.server, bareExpress.server, bareHttp.server, loggingBareHttp.server);
+    children.push(platform.server, loggingPlatform.server, tsxPlatform.server, bareExpress.server, bareHttp.server, loggingBareHttp.server);
     // Their log lines are read and dropped (kept, they would grow a string in this process, the load generator's).
     for (const logging of [loggingPlatform, loggingBareHttp]) logging.server.child.stdout!.removeAllListeners('data').resume();
     const apiUrl = platform.match[1]!;
@@ -371,9 +350,11 @@ async function main(): Promise<void> {
       httpUrl: `http://127.0.0.1:${bareHttp.match[1]}`,
       loggingHttpUrl: `http://127.0.0.1:${loggingBareHttp.match[1]}`,
       loggingApiUrl: loggingPlatform.match[1]!,
+      tsxApiUrl: tsxPlatform.match[1]!,
       pids: {
         api: platform.server.pid,
         loggingApi: loggingPlatform.server.pid,
+        tsxApi: tsxPlatform.server.pid,
         express: bareExpress.server.pid,
         http: bareHttp.server.pid,
         loggingHttp: loggingBareHttp.server.pid,
@@ -404,9 +385,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'serve') {
-  await serve(process.argv[3]!, process.argv[4]!, process.argv[5] === 'log');
-} else {
-  await main();
-  process.exit(0);
-}
+await main();
+process.exit(0);

@@ -33,6 +33,8 @@ export interface CredentialCheckDeps {
 export class CredentialCheck {
   /** The principal of verified claims, made once per claims object (the token service keeps one per token). */
   private readonly principals = new WeakMap<TokenClaims, Principal>();
+  /** The keys and the separate check of a principal's Revocation (deferred). */
+  private readonly guards = new WeakMap<Principal, { blacklistKey: string; stateKey: string; check: () => Promise<void> }>();
 
   constructor(private readonly deps: CredentialCheckDeps) {}
 
@@ -114,16 +116,36 @@ export class CredentialCheck {
     return principal;
   }
 
+  /**
+   * The credential with its check left to the handler's script. What a Revocation needs of a
+   * principal (its two keys and the check on its own) is made once per principal, not per
+   * request: this runs on every request of the hot routes.
+   */
   private deferred(principal: Principal): VerifiedToken {
-    const revocation = new Revocation(
-      this.deps.keys.blacklistedSession(principal.sessionId),
-      this.deps.states.key(principal.credential),
-      principal.expectedState,
-      async () => {
-        await this.checkCurrent(principal);
-      },
-    );
-    return { ...principal, blacklistChecked: false, revocation };
+    let guard = this.guards.get(principal);
+    if (!guard) {
+      guard = {
+        blacklistKey: this.deps.keys.blacklistedSession(principal.sessionId),
+        stateKey: this.deps.states.key(principal.credential),
+        check: async () => {
+          await this.checkCurrent(principal);
+        },
+      };
+      this.guards.set(principal, guard);
+    }
+    const p = principal;
+    return {
+      kind: p.kind,
+      userId: p.userId,
+      username: p.username,
+      role: p.role,
+      sessionId: p.sessionId,
+      exp: p.exp,
+      credential: p.credential,
+      expectedState: p.expectedState,
+      blacklistChecked: false,
+      revocation: new Revocation(guard.blacklistKey, guard.stateKey, p.expectedState, guard.check),
+    };
   }
 }
 

@@ -46,16 +46,26 @@ const RETRY_MS = [1, 2, 5, 10, 25];
  * at or after `giveUpAt` (the pop's deadline): nothing was popped, so the caller takes its
  * fallback, and a late rejection (after the deadline) leaves no rows in doubt.
  */
-export async function untilAofWritable<T>(pop: () => Promise<T>, giveUpAt: number): Promise<T> {
+export function untilAofWritable<T>(pop: () => Promise<T>, giveUpAt: number): Promise<T> {
+  // The first try as it is (the usual case: no fsync running); the loop only once it was refused.
+  return pop().catch((err: unknown) => {
+    if (!isAofBusyReply(err)) throw err;
+    return retryWhileAofBusy(pop, giveUpAt, err);
+  });
+}
+
+async function retryWhileAofBusy<T>(pop: () => Promise<T>, giveUpAt: number, refused: unknown): Promise<T> {
+  let err = refused;
   for (let attempt = 0; ; attempt++) {
+    const wait = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]!;
+    if (Date.now() + wait >= giveUpAt) throw err;
+    await sleep(wait);
+    if (Date.now() >= giveUpAt) throw err; // the wait overran (a busy event loop)
     try {
       return await pop();
-    } catch (err) {
-      if (!isAofBusyReply(err)) throw err;
-      const wait = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]!;
-      if (Date.now() + wait >= giveUpAt) throw err;
-      await sleep(wait);
-      if (Date.now() >= giveUpAt) throw err; // the wait overran (a busy event loop)
+    } catch (next) {
+      if (!isAofBusyReply(next)) throw next;
+      err = next;
     }
   }
 }

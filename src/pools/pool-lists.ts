@@ -95,10 +95,11 @@ export class PoolLists {
     const lists = { pool: this.keys.pool(type, groupId), consumed: this.keys.poolConsumed(type, groupId) };
     const ack = this.options.replicaAck ?? NO_REPLICA_ACK;
     const giveUpAt = Date.now() + this.options.commandTimeoutMs;
+    const write = (redis: RedisClient) => untilAofWritable(() => popNow(redis, lists, count, revocation), giveUpAt);
+    // Without REDIS_REPLICA_ACKS (the default) nothing waits for replicas: the pop is the write.
+    if (!ack.enabled) return this.run(write, onLate);
     return this.run(async (redis) => {
-      const { value, shortfall, sentOn } = await ack.afterWrite(redis, lists.pool, () =>
-        untilAofWritable(() => popNow(redis, lists, count, revocation), giveUpAt),
-      );
+      const { value, shortfall, sentOn } = await ack.afterWrite(redis, lists.pool, () => write(redis));
       return shortfall ? { ...value, shortfall, ...(sentOn ? { sentOn } : {}) } : value;
     }, onLate);
   }

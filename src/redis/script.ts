@@ -78,6 +78,11 @@ function fill(text: string, parts: Readonly<Record<string, string>>): string {
 
 const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
+const NONE: readonly never[] = [];
+
+/** A script argument as Redis gets it: booleans as 1 and 0. */
+const argWord = (v: ScriptArg): string | number => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
+
 export class RedisScript<K extends string = string, A extends string = string> {
   readonly sha: string;
 
@@ -116,17 +121,24 @@ export class RedisScript<K extends string = string, A extends string = string> {
   }
 
   run<T = unknown>(client: RedisClient, keys: Readonly<Record<K, string>>, args: Readonly<Record<A, ScriptArg>>, tail: ScriptTail = {}): Promise<T> {
-    const k = [...this.layout.keys.map((name) => keys[name]), ...(tail.keys ?? [])];
-    const a = [...this.layout.args.map((name) => args[name] as ScriptArg), ...(tail.args ?? [])].map((v) => (typeof v === 'boolean' ? (v ? 1 : 0) : v));
-    return this.send<T>(client, k, a);
+    // The command's words in one array, built with plain loops: some scripts run on every request.
+    const layout = this.layout;
+    const tailKeys = tail.keys ?? NONE;
+    const tailArgs = tail.args ?? NONE;
+    const words: (string | number)[] = [this.sha, layout.keys.length + tailKeys.length];
+    for (const name of layout.keys) words.push(keys[name]);
+    for (const key of tailKeys) words.push(key);
+    for (const name of layout.args) words.push(argWord(args[name] as ScriptArg));
+    for (const arg of tailArgs) words.push(argWord(arg));
+    return this.send<T>(client, words);
   }
 
-  private async send<T>(client: RedisClient, keys: string[], args: (string | number)[]): Promise<T> {
-    try {
-      return (await client.evalsha(this.sha, keys.length, ...keys, ...args)) as T;
-    } catch (err) {
+  /** EVALSHA of `words` (the sha first), and EVAL with the source when Redis does not have the script. */
+  private send<T>(client: RedisClient, words: (string | number)[]): Promise<T> {
+    return (client.evalsha(...(words as [string, number, ...(string | number)[]])) as Promise<T>).catch((err: unknown) => {
       if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
-      return (await client.eval(this.source, keys.length, ...keys, ...args)) as T;
-    }
+      words[0] = this.source;
+      return client.eval(...(words as [string, number, ...(string | number)[]])) as Promise<T>;
+    });
   }
 }

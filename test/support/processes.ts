@@ -35,7 +35,7 @@ export async function spawnTsProcess(
     name: string;
     ready: (output: string) => boolean;
     startTimeoutMs?: number;
-    /** Node flags before the script (--cpu-prof, ...). */
+    /** Node flags before the script (--cpu-prof, ...). A `.js` or `.mjs` script (a built one) runs on plain node, without tsx. */
     nodeFlags?: string[];
     /** Run on these CPUs only (`taskset -c`, which execs node: the pid stays node's). */
     cpus?: string;
@@ -43,7 +43,7 @@ export async function spawnTsProcess(
     openFiles?: number;
   },
 ): Promise<PlatformProcess> {
-  const command = [process.execPath, ...(options.nodeFlags ?? []), '--import', 'tsx', path.join(ROOT, script), ...args];
+  const command = [process.execPath, ...(options.nodeFlags ?? []), ...(/\.m?js$/.test(script) ? [] : ['--import', 'tsx']), path.join(ROOT, script), ...args];
   if (options.cpus) command.unshift('taskset', '-c', options.cpus);
   if (options.openFiles) command.unshift('prlimit', `--nofile=${options.openFiles}:${options.openFiles}`, '--');
   const child = spawn(command[0]!, command.slice(1), {

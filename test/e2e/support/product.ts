@@ -58,8 +58,11 @@ export interface StartOptions {
   port?: number;
   /** More settings, as a user would put them in .env or the environment. */
   env?: Record<string, string>;
-  /** `['start']` (default: every role, as `npm start`) or `['start:role', 'crawler']`. */
-  command?: ['start'] | ['start:role', string];
+  /**
+   * `['start']` (default: every role, as `npm start`), `['start:role', 'crawler']`, or `['built']`:
+   * `node dist/workers/all.js`, the production build (`npm run build`) as the Docker image runs it.
+   */
+  command?: ['start'] | ['start:role', string] | ['built'];
   startTimeoutMs?: number;
 }
 
@@ -83,7 +86,9 @@ export async function startProduct(options: StartOptions): Promise<ProductProces
   const [cmd, args] =
     command[0] === 'start'
       ? [process.execPath, [path.join(ROOT, 'src/setup/bootstrap.mjs'), 'start']]
-      : ['npm', ['run', '--silent', 'start:role', '--', command[1]]];
+      : command[0] === 'built'
+        ? [process.execPath, [path.join(ROOT, 'dist/workers/all.js')]]
+        : ['npm', ['run', '--silent', 'start:role', '--', command[1]]];
   const child = spawn(cmd, args, { cwd: ROOT, env: baseEnv(options), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
