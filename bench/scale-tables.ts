@@ -10,7 +10,7 @@
  *             reference's SELECT + LPUSH without reservation; consumed-marking (markConsumed);
  *             pops over HTTP (POST /api/pools/titles/1/pop of an api,pools child process, which
  *             refills and marks in the background), 8,000 pops by 16 clients, against a bare
- *             node:http route doing only RPOP (bench/pools.ts serve http). Between rounds the
+ *             node:http route doing only RPOP (bench/bare-pop-server.mjs http). Between rounds the
  *             group's rows are made available again, so the table keeps its size.
  *   messages  100 messages per session, sessions interleaved in the table as chats are in time.
  *             Read-through: the message service's read (owner check, cache miss, DB read of the
@@ -161,7 +161,7 @@ export async function benchPools(env: Env, steps: number[], record: ScaleRecord,
   );
   const bare = await spawnServer(
     undefined,
-    ['bench/pools.ts', 'serve', 'http', services.redisUrl],
+    ['bench/bare-pop-server.mjs', 'http', services.redisUrl],
     { PATH: process.env.PATH, NODE_ENV: 'production' },
     /listening (\d+)/,
   );
@@ -257,7 +257,10 @@ export async function benchPools(env: Env, steps: number[], record: ScaleRecord,
           // The pool check prefills the empty pool; wait until it is full and no refill runs.
           const t0 = Date.now();
           while ((await redis.llen(poolKey)) < settings.size || (await redis.exists(lockKey))) {
-            if (Date.now() - t0 > 60_000) throw new Error('the pools role did not prefill the pool');
+            if (Date.now() - t0 > 60_000) {
+              const state = { length: await redis.llen(poolKey), refilling: await redis.exists(lockKey) };
+              throw new Error(`the pools role did not prefill the pool in 60 s (${JSON.stringify(state)}); its output:\n${child.server.output().slice(-3000)}`);
+            }
             await sleep(50);
           }
           const c0 = env.meter.read([child.server.pid]);

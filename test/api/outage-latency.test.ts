@@ -33,6 +33,7 @@ import {
   type Dependency,
   type Fixtures,
 } from '../support/outage-load.js';
+import { existingDatabase } from '../support/database.js';
 import { startPostgresCluster, type PostgresCluster } from '../support/postgres-cluster.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
@@ -71,7 +72,7 @@ describe('request latency while a dependency is down', () => {
     const u = new URL(cluster.url);
     u.pathname = '/outage_latency';
     await migrate(u.toString());
-    t = await startTestPlatform({ roles: ['api'], db: { url: u.toString(), poolSize: 10, drop: async () => undefined }, env: { AUTH_FAIL_OPEN: 'true' } });
+    t = await startTestPlatform({ roles: ['api'], db: existingDatabase(u.toString(), 10), env: { AUTH_FAIL_OPEN: 'true' } });
     fixtures = await makeFixtures({ baseUrl: t.api.baseUrl, token: t.api.token! });
     // The same mix with everything up: warms the process (the first phase is not its cold start)
     // and gives the figures to compare with.

@@ -9,7 +9,6 @@
  * any of them: each round line it logs (with its duration) must have started before the pause.
  */
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { testEnv } from '../support/env.js';
@@ -89,10 +88,7 @@ describe('leader-only loops after a pause past the lease', () => {
     redis = await startTestRedis();
     probe = new Redis(redis.url);
     db = await createTestDatabase();
-    const sql = new pg.Client({ connectionString: db.url });
-    await sql.connect();
-    await sql.query(`INSERT INTO ips (name, keyword, updated_at) SELECT 'IP ' || i, 'kw' || i, now() FROM generate_series(1, 30) AS i`);
-    await sql.end();
+    await db.query(`INSERT INTO ips (name, keyword, updated_at) SELECT 'IP ' || i, 'kw' || i, now() FROM generate_series(1, 30) AS i`);
     procs.push(await spawnPlatform(ROLES, env('rounds-a'), { startTimeoutMs: 90_000 }));
     await waitFor(() => holdsAll('rounds-a'), { timeoutMs: 20_000, message: 'the first process does not lead every work' });
     procs.push(await spawnPlatform(ROLES, env('rounds-b'), { startTimeoutMs: 90_000 }));

@@ -3,7 +3,6 @@
  * sampled moment while 40 crawls fall due at once; the rest are held back, not dropped: every
  * IP is crawled once and gets its next crawl.
  */
-import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -21,16 +20,13 @@ describe('scheduler backpressure', () => {
   beforeAll(async () => {
     redis = await startTestRedis();
     db = await createTestDatabase();
-    const seed = new pg.Client({ connectionString: db.url });
-    await seed.connect();
     // All 40 fall due at the same moment, 6 s from now: the leader's backpressure loop runs by then,
     // even on a loaded machine (IPs due at once at start-up would be promoted by BullMQ before the
     // loop's first round could hold them back).
-    await seed.query(
+    await db.query(
       `INSERT INTO ips (name, keyword, last_crawled_at, updated_at)
        SELECT 'IP ' || i, 'kw' || i, date_trunc('second', now()) - interval '7200 seconds' + interval '6 seconds', now() FROM generate_series(1, 40) AS i`,
     );
-    await seed.end();
     t = await startTestPlatform({
       roles: ['cluster', 'pipeline'], // the leader's start-up reconciliation schedules the 40 IPs
       redis,

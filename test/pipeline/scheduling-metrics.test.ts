@@ -4,7 +4,6 @@
  * Redis and database, one exports the series, the other the families without series; when the
  * leader stops, the other takes the task over and exports them.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
@@ -24,16 +23,13 @@ describe('crawl health gauges', () => {
   beforeAll(async () => {
     redis = await startTestRedis();
     db = await createTestDatabase();
-    const seed = new pg.Client({ connectionString: db.url });
-    await seed.connect();
     // Two active IPs, one of them not crawled for three intervals; one inactive IP.
-    await seed.query(
+    await db.query(
       `INSERT INTO ips (name, keyword, active, interval_seconds, last_crawled_at, updated_at) VALUES
          ('fresh', 'kw-fresh', true, 3600, now(), now()),
          ('stale', 'kw-stale', true, 3600, now() - interval '3 hours', now()),
          ('off', 'kw-off', false, 3600, NULL, now())`,
     );
-    await seed.end();
     const env = { LEADER_TTL_MS: '3000' };
     a = await startTestPlatform({ roles: ['pipeline'], redis, db, env });
     b = await startTestPlatform({ roles: ['pipeline'], redis, db, env });

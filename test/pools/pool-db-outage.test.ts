@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existingDatabase } from '../support/database.js';
 import { startPostgresCluster, type PostgresCluster } from '../support/postgres-cluster.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { startTestRedis, type TestRedis } from '../support/redis.js';
@@ -45,7 +46,7 @@ describe('pools with the database stopped', () => {
     t = await startTestPlatform({
       roles: ['api', 'pools'],
       redis,
-      db: { url, poolSize: 5, drop: async () => undefined },
+      db: existingDatabase(url, 5),
       env: {
         POOL_SIZE: '100',
         POOL_REFILL_THRESHOLD: '20',

@@ -10,7 +10,20 @@ export interface TestDatabase {
   url: string;
   /** Connections the platform under test may open to it. */
   poolSize: number;
+  /** One statement on a connection of its own (seeding rows, reading a count): its rows. */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
   drop(): Promise<void>;
+}
+
+/** One statement on a connection of its own to `url`, closed afterwards. */
+async function queryOnce<R extends pg.QueryResultRow>(url: string, text: string, values?: unknown[]): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
 }
 
 /** `empty: true` gives a database without the migrations (for migration tests). */
@@ -27,6 +40,7 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   return {
     url: url.toString(),
     poolSize: 10,
+    query: (text, values) => queryOnce(url.toString(), text, values),
     drop: () =>
       (dropped ??= (async () => {
         const c = new pg.Client({ connectionString: adminUrl });
@@ -35,4 +49,9 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
         await c.end();
       })()),
   };
+}
+
+/** A database the test made itself (another cluster, a proxy in front): never dropped here. */
+export function existingDatabase(url: string, poolSize: number): TestDatabase {
+  return { url, poolSize, query: (text, values) => queryOnce(url, text, values), drop: async () => undefined };
 }
