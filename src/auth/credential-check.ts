@@ -133,19 +133,7 @@ export class CredentialCheck {
       };
       this.guards.set(principal, guard);
     }
-    const p = principal;
-    return {
-      kind: p.kind,
-      userId: p.userId,
-      username: p.username,
-      role: p.role,
-      sessionId: p.sessionId,
-      exp: p.exp,
-      credential: p.credential,
-      expectedState: p.expectedState,
-      blacklistChecked: false,
-      revocation: new Revocation(guard.blacklistKey, guard.stateKey, p.expectedState, guard.check),
-    };
+    return { ...principal, blacklistChecked: false, revocation: new Revocation(guard.blacklistKey, guard.stateKey, principal.expectedState, guard.check) };
   }
 }
 

@@ -30,10 +30,7 @@ async function queryOnce<R extends pg.QueryResultRow>(url: string, text: string,
 export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<TestDatabase> {
   const adminUrl = inject('pgAdminUrl');
   const name = `wp_test_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(options.empty ? `CREATE DATABASE "${name}"` : `CREATE DATABASE "${name}" TEMPLATE "${inject('pgTemplate')}"`);
-  await admin.end();
+  await queryOnce(adminUrl, options.empty ? `CREATE DATABASE "${name}"` : `CREATE DATABASE "${name}" TEMPLATE "${inject('pgTemplate')}"`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   let dropped: Promise<void> | undefined;
@@ -41,13 +38,7 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
     url: url.toString(),
     poolSize: 10,
     query: (text, values) => queryOnce(url.toString(), text, values),
-    drop: () =>
-      (dropped ??= (async () => {
-        const c = new pg.Client({ connectionString: adminUrl });
-        await c.connect();
-        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-        await c.end();
-      })()),
+    drop: () => (dropped ??= queryOnce(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).then(() => undefined)),
   };
 }
 
