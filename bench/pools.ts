@@ -20,8 +20,7 @@
  *     server much faster in this closed loop (docs/benchmarks.md), so each platform row is compared
  *     with the bare row that has or lacks the same.
  * Printed per server: pops/s, latency, and the CPU time per pop of the server, of the load generator
- * and of Redis (the last two share CPU 0), and the time Redis spent executing commands per pop
- * (INFO commandstats: the script or RPOP itself, without the network reads and writes).
+ * and of Redis (the last two share CPU 0).
  * The method is bench/http-load.ts': servers pinned away from the load generator and Redis, each
  * warmed up first, interleaved rounds, the median round (by rate). Then pop-many with count 100
  * (items/s). The lists are topped up with synthetic items between runs (the HTTP path
@@ -92,20 +91,6 @@ const x = (n: number) => `${n.toFixed(2)}x`;
 /** CPUs of the servers and of the load (set by main() only: a server child keeps its CPU). */
 let PINNING: Pinning | undefined;
 
-/**
- * A measured run, with the time Redis spent executing commands per pop (INFO commandstats, reset
- * before the run): the pop's script or RPOP and whatever else the server sent meanwhile, without
- * the network reads and writes that make up most of Redis's CPU time per pop.
- */
-type PopRun = LoadResult & { commandUs: number };
-
-/** The `usec` of every command in an INFO commandstats text, summed. */
-function redisCommandUs(commandstats: string): number {
-  let total = 0;
-  for (const m of commandstats.matchAll(/,usec=(\d+),/g)) total += Number(m[1]);
-  return total;
-}
-
 async function topUp(redis: Redis, key: string, want: number, nextId: { value: number }): Promise<void> {
   let length = await redis.llen(key);
   while (length < want) {
@@ -158,7 +143,7 @@ async function httpBench(env: Env): Promise<void> {
     await load(target, 64, PREWARM_MS);
     await redis.del(keys.poolConsumed('titles', 1));
   }
-  const rounds = new Map<string, PopRun[]>();
+  const rounds = new Map<string, LoadResult[]>();
   for (let round = 0; round < ROUNDS; round++) {
     for (const clients of CLIENTS) {
       // Each round starts with another server: none is always the one that runs right after the
@@ -166,9 +151,7 @@ async function httpBench(env: Env): Promise<void> {
       for (const target of targets.map((_, i) => targets[(i + round) % targets.length]!)) {
         await topUp(redis, target.key, 400_000, nextId);
         await load(target, clients, WARMUP_MS);
-        await redis.config('RESETSTAT');
-        const measured = await load(target, clients, RUN_MS);
-        const r = { ...measured, commandUs: redisCommandUs(await redis.info('commandstats')) / measured.requests };
+        const r = await load(target, clients, RUN_MS);
         const id = `${target.name}@${clients}`;
         rounds.set(id, [...(rounds.get(id) ?? []), r]);
         await redis.del(keys.poolConsumed('titles', 1));
@@ -176,13 +159,13 @@ async function httpBench(env: Env): Promise<void> {
     }
   }
   const median = new Map([...rounds].map(([id, rs]) => [id, medianBy(rs, rate)]));
-  console.log('pops over HTTP              clients   pops/s      p50        p99   errors   CPU per pop: server    load   Redis   Redis commands');
+  console.log('pops over HTTP              clients   pops/s      p50        p99   errors   CPU per pop: server    load   Redis');
   for (const clients of CLIENTS) {
     for (const target of targets) {
       const r = median.get(`${target.name}@${clients}`)!;
       console.log(
         `${target.name.padEnd(26)} ${String(clients).padStart(7)} ${fmt(rate(r)).padStart(9)} ${ms(r.p50).padStart(10)} ${ms(r.p99).padStart(10)} ${String(r.errors).padStart(6)} ` +
-          `${us(r.cpuUs).padStart(20)} ${us(r.loadCpuUs).padStart(7)} ${us(r.redisCpuUs).padStart(7)} ${r.commandUs.toFixed(1).padStart(11)} µs`,
+          `${us(r.cpuUs).padStart(20)} ${us(r.loadCpuUs).padStart(7)} ${us(r.redisCpuUs).padStart(7)}`,
       );
     }
   }
