@@ -1,7 +1,7 @@
 // The baselines of bench:pools (bench/pools.ts): a bare server whose one route does only RPOP.
 // Plain JavaScript run on plain node, as the platform's production build (dist/) is, so that neither
 // side pays for tsx's on-the-fly transform (its helpers run on every closure made).
-//   node bench/bare-pop-server.mjs <express|http> <redisUrl> [log]
+//   node bench/bare-pop-server.mjs <express|http> <redisUrl> <list key> [log]
 // prints `listening <port>`. With `log`, one line per request written to stdout as pino does (an
 // asynchronous write).
 import { write } from 'node:fs';
@@ -9,15 +9,13 @@ import http from 'node:http';
 import express from 'express';
 import { Redis } from 'ioredis';
 
-export const BARE_KEY = 'bench:bare:pool';
-
-const [kind, redisUrl, log] = process.argv.slice(2);
+const [kind, redisUrl, key, log] = process.argv.slice(2);
 const logLines = log === 'log';
 const redis = new Redis(redisUrl);
 const ignore = () => undefined;
 
 async function pop(res) {
-  const raw = await redis.rpop(BARE_KEY);
+  const raw = await redis.rpop(key);
   if (raw === null) {
     res.statusCode = 404;
     res.end('{"error":{"code":"pool_empty"}}');

@@ -27,6 +27,8 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 
 /** How long each server is loaded (64 clients) before its first measured run. */
 export const PREWARM_MS = 5000;
+/** The Redis list the bare pop servers (bench/bare-pop-server.mjs) pop, in bench:pools and bench:scale. */
+export const BARE_POP_KEY = 'bench:bare:pool';
 
 export interface LoadResult {
   requests: number;

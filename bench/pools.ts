@@ -31,8 +31,10 @@
  *     the reference design's one UPDATE per row.
  *
  * Starts its own redis-server and PostgreSQL cluster and removes them afterwards.
- * BENCH_ROUNDS (default 5) sets the rounds; BENCH_PART=http|db runs one half; BENCH_PROFILE_DIR
- * writes CPU profiles of the servers (api/, api-logging/, express/, http/, http-log/ under it).
+ * BENCH_ROUNDS (default 5) sets the rounds; BENCH_PART=http|db runs one half (the HTTP half
+ * includes Redis's side of a pop, see redisSideBench; BENCH_PART=redis runs that alone);
+ * BENCH_PROFILE_DIR writes CPU profiles of the servers (api/, api-logging/, express/, http/,
+ * http-log/ under it).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,10 +44,12 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { applyMigrations } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logging/logger.js';
+import { aofGuardLua, isAofBusyReply } from '../src/pools/aof-guard.js';
 import { markConsumed } from '../src/pools/mark-consumed.js';
 import { encodeItem } from '../src/pools/pool-item.js';
 import { PoolLists } from '../src/pools/pool-lists.js';
 import { PoolRows } from '../src/pools/pool-rows.js';
+import { popOneScript } from '../src/pools/pool-scripts.js';
 import { refillPool } from '../src/pools/refill-pool.js';
 import { createKeys } from '../src/redis/keys.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
@@ -54,6 +58,7 @@ import type { PlatformProcess } from '../test/support/processes.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
 import {
   adminToken,
+  BARE_POP_KEY,
   createBenchDatabase,
   fmt,
   load,
@@ -61,6 +66,7 @@ import {
   pinLoadToCpu0,
   pinToLoadCpu,
   PREWARM_MS,
+  processCpuUs,
   ROOT,
   profileFlags,
   rate,
@@ -77,8 +83,6 @@ const WARMUP_MS = 800;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CLIENTS = [1, 64];
 const TEXT = 'A pooled title of about fifty bytes, ready to serve';
-/** The list the bare servers pop (bench/bare-pop-server.mjs). */
-const BARE_KEY = 'bench:bare:pool';
 const PLATFORM = 'platform pop (auth)';
 const PLATFORM_LOG = 'platform, access log';
 const PLATFORM_TSX = 'platform pop, tsx';
@@ -125,7 +129,7 @@ async function httpBench(env: Env): Promise<void> {
   const pop = (path: string) => () => ({ path, method: 'POST' });
   const redisPid = env.pids.redis;
   const platformPop = { call: pop('/api/pools/titles/1/pop'), okStatus: 200, redisPid, headers: auth, key: poolKey };
-  const barePop = { call: pop('/pop'), okStatus: 200, redisPid, headers: {}, key: BARE_KEY };
+  const barePop = { call: pop('/pop'), okStatus: 200, redisPid, headers: {}, key: BARE_POP_KEY };
   const targets: (Target & { key: string })[] = [
     { name: PLATFORM, url: env.apiUrl, pid: env.pids.api, ...platformPop },
     { name: PLATFORM_LOG, url: env.loggingApiUrl, pid: env.pids.loggingApi, ...platformPop },
@@ -208,7 +212,7 @@ async function httpBench(env: Env): Promise<void> {
     `\npop-many count 100, ${manyClients} clients: ${fmt(itemsPerSecond)} items/s (${fmt(manyMedian.requests / manyMedian.seconds)} requests/s, p50 ${ms(manyMedian.p50)}, p99 ${ms(manyMedian.p99)}, errors ${manyMedian.errors}); ` +
       `${(itemsPerSecond / rate(median.get('platform pop (auth)@64')!)).toFixed(1)}x single pops at 64 clients; target >= 100,000 items/s: ${itemsPerSecond >= 100_000 ? 'met' : 'NOT met'}`,
   );
-  await redis.del(poolKey, BARE_KEY);
+  await redis.del(poolKey, BARE_POP_KEY);
 }
 
 async function dbBench(env: Env): Promise<void> {
@@ -292,6 +296,77 @@ async function dbBench(env: Env): Promise<void> {
   console.log(`  reference, one UPDATE per row: ${fmt(sample.length / ((performance.now() - t) / 1000))} rows/s (${fmt(sample.length)} rows)`);
 }
 
+/** The AOF guard as first written: a Lua pattern search of the INFO text (the bench's "before"). */
+const PATTERN_AOF_GUARD = `do
+  local persistence = redis.pcall('INFO', 'persistence')
+  local fsyncs = type(persistence) == 'string' and string.match(persistence, 'aof_pending_bio_fsync:(%d+)')
+  if fsyncs and fsyncs ~= '0' then return redis.error_reply('AOFBUSY Redis is still syncing its AOF') end
+end`;
+
+/**
+ * Redis's side of a pop alone: Redis CPU time per command (its /proc figures) over 200,000 pops
+ * sent in pipelines of 200, so that the network reads and writes, which make up most of its CPU
+ * per pop over HTTP, are shared by many commands: the pop script (credential check, AOF guard,
+ * RPOP, LPUSH onto the consumed list), the same with the guard as first written (a Lua pattern
+ * search), the same without the guard, and a bare RPOP. Alternating, median of ROUNDS.
+ */
+async function redisSideBench(env: Env): Promise<void> {
+  const { redis } = env;
+  const keys = createKeys('wp');
+  const [pool, consumed] = [keys.pool('titles', 2), keys.poolConsumed('titles', 2)];
+  const [revoked, state] = ['bench:revoked', 'bench:credential-state'];
+  await redis.set(state, 'v1');
+  const source = popOneScript.source;
+  if (!source.includes(aofGuardLua)) throw new Error('the pop script does not hold the AOF guard the bench replaces');
+  const scripts = {
+    'pop script (platform)': source,
+    'pop script, guard as first written': source.replace(aofGuardLua, PATTERN_AOF_GUARD),
+    'pop script without the AOF guard': source.replace(aofGuardLua, ''),
+  };
+  const shas = new Map<string, string>();
+  for (const [name, lua] of Object.entries(scripts)) shas.set(name, String(await redis.script('LOAD', lua)));
+  const POPS = 200_000;
+  const PIPELINE = 200;
+  const nextId = { value: 2_000_000_000 };
+  const variants: [string, (p: ReturnType<Redis['pipeline']>) => void][] = [
+    ...[...shas].map(([name, sha]): [string, (p: ReturnType<Redis['pipeline']>) => void] => [
+      name,
+      (p) => p.evalsha(sha, 4, pool, consumed, revoked, state, 'v1'),
+    ]),
+    ['bare RPOP', (p) => p.rpop(pool)],
+  ];
+  const perPop = new Map<string, number[]>();
+  const refused = new Map<string, number>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, send] of variants) {
+      await redis.del(pool, consumed);
+      await topUp(redis, pool, POPS, nextId);
+      const cpu0 = processCpuUs(env.pids.redis);
+      // A pop the guard refused (AOFBUSY: an fsync ran) popped nothing and is sent again, as the
+      // API sends it: its cost is part of the pops'.
+      for (let popped = 0; popped < POPS; ) {
+        const p = redis.pipeline();
+        for (let i = 0; i < Math.min(PIPELINE, POPS - popped); i++) send(p);
+        for (const [err] of (await p.exec()) ?? []) {
+          if (!err) popped++;
+          else if (isAofBusyReply(err)) refused.set(name, (refused.get(name) ?? 0) + 1);
+          else throw err;
+        }
+      }
+      perPop.set(name, [...(perPop.get(name) ?? []), (processCpuUs(env.pids.redis) - cpu0) / POPS]);
+    }
+  }
+  await redis.del(pool, consumed, state);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const bare = median(perPop.get('bare RPOP')!);
+  console.log(`\nRedis's side of a pop: Redis CPU per pop, ${fmt(POPS)} pops in pipelines of ${PIPELINE}, median of ${ROUNDS} alternating rounds`);
+  for (const [name] of variants) {
+    const m = median(perPop.get(name)!);
+    const busy = refused.get(name) ? `; ${fmt(refused.get(name)!)} refused while an fsync ran, sent again` : '';
+    console.log(`  ${name.padEnd(36)} ${m.toFixed(2).padStart(6)} µs   ${x(m / bare)} a bare RPOP${busy}`);
+  }
+}
+
 async function main(): Promise<void> {
   const part = process.env.BENCH_PART ?? 'all';
   // The platform's production build (dist/), which the HTTP part runs as the image does.
@@ -327,14 +402,21 @@ async function main(): Promise<void> {
     const bareEnv = { PATH: process.env.PATH, NODE_ENV: 'production' };
     const built = 'dist/workers/run-role.js';
     const apiReady = /API\s+(http:\/\/\S+)\/api/;
-    const bare = (...args: string[]) => spawnServer(PINNING, ['bench/bare-pop-server.mjs', ...args], bareEnv, /listening (\d+)/, profileFlags(args.join('-')));
+    const bare = (kind: string, log: string[] = []) =>
+      spawnServer(
+        PINNING,
+        ['bench/bare-pop-server.mjs', kind, redisServer.url, BARE_POP_KEY, ...log],
+        bareEnv,
+        /listening (\d+)/,
+        profileFlags([kind, ...log].join('-')),
+      );
     const [platform, loggingPlatform, tsxPlatform, bareExpress, bareHttp, loggingBareHttp] = await Promise.all([
       spawnServer(PINNING, [built, 'api'], platformEnv, apiReady, profileFlags('api')),
       spawnServer(PINNING, [built, 'api'], loggingEnv, apiReady, profileFlags('api-logging')),
       spawnServer(PINNING, ['workers/run-role.ts', 'api'], { ...platformEnv, DATA_DIR: path.join(tmp, 'data-tsx') }, apiReady, profileFlags('api-tsx')),
-      bare('express', redisServer.url),
-      bare('http', redisServer.url),
-      bare('http', redisServer.url, 'log'),
+      bare('express'),
+      bare('http'),
+      bare('http', ['log']),
     ]);
     children.push(platform.server, loggingPlatform.server, tsxPlatform.server, bareExpress.server, bareHttp.server, loggingBareHttp.server);
     // Their log lines are read and dropped (kept, they would grow a string in this process, the load generator's).
@@ -368,8 +450,9 @@ async function main(): Promise<void> {
         .map((l) => l.toFixed(1))
         .join(' ')}`,
     );
-    if (part !== 'db') await httpBench(env);
-    if (part !== 'http') {
+    if (part !== 'db' && part !== 'redis') await httpBench(env);
+    if (part !== 'db') await redisSideBench(env);
+    if (part !== 'http' && part !== 'redis') {
       // Refill and marking run here, against PostgreSQL: on every CPU, as a worker would.
       for (const c of children.splice(0)) await c.stop(10_000);
       unpinLoad(PINNING);

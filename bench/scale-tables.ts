@@ -41,7 +41,7 @@ import { refillPool } from '../src/pools/refill-pool.js';
 import type { AcceptedMessage } from '../src/queues/declarations/messages.js';
 import { startPlatform } from '../src/runtime/start-platform.js';
 import { testEnv } from '../test/support/env.js';
-import { adminToken, spawnServer } from './http-load.js';
+import { adminToken, BARE_POP_KEY, spawnServer } from './http-load.js';
 import { median, percentile } from './stats.js';
 import { insertSeries, int, logger, mb, reload, tableBytes, usedMemoryHuman, type CpuMeter, type Env, type ScaleRecord } from './scale-support.js';
 
@@ -71,7 +71,6 @@ const WORKING_ROWS = 10_000;
 const POPS = 8000;
 const POP_CLIENTS = 16;
 const TEXT = 'A pooled title of about fifty bytes, ready to serve';
-const BARE_KEY = 'bench:bare:pool';
 
 interface PopRun {
   perSecond: number;
@@ -161,15 +160,15 @@ export async function benchPools(env: Env, steps: number[], record: ScaleRecord,
   );
   const bare = await spawnServer(
     undefined,
-    ['bench/bare-pop-server.mjs', 'http', services.redisUrl],
+    ['bench/bare-pop-server.mjs', 'http', services.redisUrl, BARE_POP_KEY],
     { PATH: process.env.PATH, NODE_ENV: 'production' },
     /listening (\d+)/,
   );
   const bareUrl = `http://127.0.0.1:${bare.match[1]}`;
   let nextBareId = 1_000_000_000;
   const bareRound = async () => {
-    await redis.del(BARE_KEY);
-    for (let i = 0; i < POPS; i += 4000) await redis.lpush(BARE_KEY, ...Array.from({ length: 4000 }, () => encodeItem({ id: nextBareId++, text: TEXT })));
+    await redis.del(BARE_POP_KEY);
+    for (let i = 0; i < POPS; i += 4000) await redis.lpush(BARE_POP_KEY, ...Array.from({ length: 4000 }, () => encodeItem({ id: nextBareId++, text: TEXT })));
     return popRun(env.meter, bare.server.pid, bareUrl, '/pop', {}, POPS, POP_CLIENTS);
   };
   try {
