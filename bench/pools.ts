@@ -40,7 +40,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import { Redis, type ChainableCommander } from 'ioredis';
 import pg from 'pg';
 import { applyMigrations } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logging/logger.js';
@@ -76,7 +76,7 @@ import {
   type Pinning,
   type Target,
 } from './http-load.js';
-import { medianBy } from './stats.js';
+import { median, medianBy } from './stats.js';
 
 const RUN_MS = 4000;
 const WARMUP_MS = 800;
@@ -162,11 +162,11 @@ async function httpBench(env: Env): Promise<void> {
       }
     }
   }
-  const median = new Map([...rounds].map(([id, rs]) => [id, medianBy(rs, rate)]));
+  const medians = new Map([...rounds].map(([id, rs]) => [id, medianBy(rs, rate)]));
   console.log('pops over HTTP              clients   pops/s      p50        p99   errors   CPU per pop: server    load   Redis');
   for (const clients of CLIENTS) {
     for (const target of targets) {
-      const r = median.get(`${target.name}@${clients}`)!;
+      const r = medians.get(`${target.name}@${clients}`)!;
       console.log(
         `${target.name.padEnd(26)} ${String(clients).padStart(7)} ${fmt(rate(r)).padStart(9)} ${ms(r.p50).padStart(10)} ${ms(r.p99).padStart(10)} ${String(r.errors).padStart(6)} ` +
           `${us(r.cpuUs).padStart(20)} ${us(r.loadCpuUs).padStart(7)} ${us(r.redisCpuUs).padStart(7)}`,
@@ -175,7 +175,7 @@ async function httpBench(env: Env): Promise<void> {
   }
   console.log('');
   for (const clients of CLIENTS) {
-    const at = (name: string) => median.get(`${name}@${clients}`)!;
+    const at = (name: string) => medians.get(`${name}@${clients}`)!;
     const [p, pl, pt, e, h, hl] = [at(PLATFORM), at(PLATFORM_LOG), at(PLATFORM_TSX), at(EXPRESS), at(HTTP), at(HTTP_LOG)] as const;
     const ratio = (a: LoadResult, b: LoadResult) => rate(a) / rate(b);
     const aim = clients === 64 ? ` (aim >= 0.9x: ${ratio(p, h) >= 0.9 ? 'met' : 'NOT met'})` : '';
@@ -210,7 +210,7 @@ async function httpBench(env: Env): Promise<void> {
   const itemsPerSecond = manyMedian.items / manyMedian.seconds;
   console.log(
     `\npop-many count 100, ${manyClients} clients: ${fmt(itemsPerSecond)} items/s (${fmt(manyMedian.requests / manyMedian.seconds)} requests/s, p50 ${ms(manyMedian.p50)}, p99 ${ms(manyMedian.p99)}, errors ${manyMedian.errors}); ` +
-      `${(itemsPerSecond / rate(median.get('platform pop (auth)@64')!)).toFixed(1)}x single pops at 64 clients; target >= 100,000 items/s: ${itemsPerSecond >= 100_000 ? 'met' : 'NOT met'}`,
+      `${(itemsPerSecond / rate(medians.get('platform pop (auth)@64')!)).toFixed(1)}x single pops at 64 clients; target >= 100,000 items/s: ${itemsPerSecond >= 100_000 ? 'met' : 'NOT met'}`,
   );
   await redis.del(poolKey, BARE_POP_KEY);
 }
@@ -323,18 +323,16 @@ async function redisSideBench(env: Env): Promise<void> {
     'pop script, guard as first written': source.replace(aofGuardLua, PATTERN_AOF_GUARD),
     'pop script without the AOF guard': source.replace(aofGuardLua, ''),
   };
-  const shas = new Map<string, string>();
-  for (const [name, lua] of Object.entries(scripts)) shas.set(name, String(await redis.script('LOAD', lua)));
   const POPS = 200_000;
   const PIPELINE = 200;
   const nextId = { value: 2_000_000_000 };
-  const variants: [string, (p: ReturnType<Redis['pipeline']>) => void][] = [
-    ...[...shas].map(([name, sha]): [string, (p: ReturnType<Redis['pipeline']>) => void] => [
-      name,
-      (p) => p.evalsha(sha, 4, pool, consumed, revoked, state, 'v1'),
-    ]),
-    ['bare RPOP', (p) => p.rpop(pool)],
-  ];
+  type Send = (p: ChainableCommander) => void;
+  const variants: [string, Send][] = [];
+  for (const [name, lua] of Object.entries(scripts)) {
+    const sha = String(await redis.script('LOAD', lua));
+    variants.push([name, (p) => p.evalsha(sha, 4, pool, consumed, revoked, state, 'v1')]);
+  }
+  variants.push(['bare RPOP', (p) => p.rpop(pool)]);
   const perPop = new Map<string, number[]>();
   const refused = new Map<string, number>();
   for (let round = 0; round < ROUNDS; round++) {
@@ -357,7 +355,6 @@ async function redisSideBench(env: Env): Promise<void> {
     }
   }
   await redis.del(pool, consumed, state);
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const bare = median(perPop.get('bare RPOP')!);
   console.log(`\nRedis's side of a pop: Redis CPU per pop, ${fmt(POPS)} pops in pipelines of ${PIPELINE}, median of ${ROUNDS} alternating rounds`);
   for (const [name] of variants) {
