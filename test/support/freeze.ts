@@ -3,6 +3,9 @@
  * sockets stay open and the kernel keeps acknowledging what is sent, so a client sees a connection
  * that is up and answers nothing (unlike a stopped server, whose connections close). Thawed with
  * SIGCONT; stopped processes are found by pid, never by name.
+ *
+ * And a process killed with everything it started (killProcessTree): a test process that did not
+ * start in time, whose redis-server, PostgreSQL or servers would otherwise run on as orphans.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -20,22 +23,44 @@ function childrenOf(pid: number): number[] {
   return out;
 }
 
-/**
- * Stops `pid` (first, so that it starts no new child) and then its descendants; returns the thaw,
- * which continues every one of them. Idempotent.
- */
-export function freezeProcessTree(pid: number): () => void {
-  const frozen: number[] = [];
+/** SIGSTOP to `pid` and then each descendant, parents before children (a stopped parent starts no new one); the pids stopped. */
+function stopProcessTree(pid: number): number[] {
+  const stopped: number[] = [];
   const stop = (p: number) => {
     try {
       process.kill(p, 'SIGSTOP');
-      frozen.push(p);
+      stopped.push(p);
     } catch {
       /* gone */
     }
   };
   stop(pid);
-  for (let i = 0; i < frozen.length; i++) for (const child of childrenOf(frozen[i]!)) stop(child);
+  for (let i = 0; i < stopped.length; i++) for (const child of childrenOf(stopped[i]!)) stop(child);
+  return stopped;
+}
+
+/**
+ * SIGKILL to `pid` and every process it started, found before any dies (an orphan is adopted by
+ * pid 1 and no longer found as its descendant); returns the pids killed.
+ */
+export function killProcessTree(pid: number): number[] {
+  const tree = stopProcessTree(pid);
+  for (const p of tree) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+  return tree;
+}
+
+/**
+ * Stops `pid` (first, so that it starts no new child) and then its descendants; returns the thaw,
+ * which continues every one of them. Idempotent.
+ */
+export function freezeProcessTree(pid: number): () => void {
+  const frozen = stopProcessTree(pid);
   let thawed = false;
   return () => {
     if (thawed) return;

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { killProcessTree } from './freeze.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -16,16 +17,18 @@ export interface PlatformProcess {
   /** API URL printed at start, when the api role runs. */
   apiUrl?: string;
   signal(sig: NodeJS.Signals): void;
-  /** SIGTERM and wait for exit (SIGKILL after `timeoutMs`). */
+  /** SIGTERM and wait for exit (after `timeoutMs`, SIGKILL to it and every process it started). */
   stop(timeoutMs?: number): Promise<number | null>;
-  /** SIGKILL and wait. */
+  /** SIGKILL and wait (what it started runs on, as after a crash). */
   kill(): Promise<void>;
   exited: Promise<number | null>;
 }
 
 /**
  * Runs `script` (TypeScript, through tsx) as a child process and resolves once `ready(output)`
- * holds; rejects with the output when it exits first or takes longer than `startTimeoutMs`.
+ * holds; rejects with the output when it exits first or takes longer than `startTimeoutMs` (then
+ * it is killed with every process it started: no redis-server, PostgreSQL or server of a failed
+ * start runs on beside the tests that follow).
  */
 export async function spawnTsProcess(
   script: string,
@@ -70,7 +73,8 @@ export async function spawnTsProcess(
     });
   });
   if (!started) {
-    child.kill('SIGKILL');
+    killProcessTree(child.pid!);
+    await exited;
     throw new Error(`${options.name} did not start:\n${out}`);
   }
   const apiUrl = /API\s+(http:\/\/\S+)\/api/.exec(out)?.[1];
@@ -85,7 +89,7 @@ export async function spawnTsProcess(
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill('SIGCONT'); // in case a test left it paused
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const timer = setTimeout(() => killProcessTree(child.pid!), timeoutMs);
       const code = await exited;
       clearTimeout(timer);
       return code;
