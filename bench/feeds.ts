@@ -21,7 +21,9 @@
  * it, the parser library alone (feedsmith's parse of the same decoded text) and the ratio of the
  * two: targets >= 0.8x on RSS and Atom, >= 0.5x on the rich articles. CPU time per parse
  * (process.cpuUsage), steadier than wall time on a shared machine. JSON.parse of the JSON Feed
- * document shows the native parser's speed, as a ceiling. `--runs=N` sets the number of rounds (5).
+ * document shows the native parser's speed, as a ceiling. `--runs=N` sets the number of rounds (9):
+ * on this VM one round's ratio moves by ±0.1, so the median of five moved by as much from run to
+ * run; the range of the rounds' ratios is printed beside it.
  *
  * Starts its own redis-server and PostgreSQL cluster and removes them afterwards.
  * `npm run bench:feeds -- --parse-only` runs the parse part alone (no services, no processes).
@@ -253,7 +255,7 @@ function cpuMs(fn: () => unknown): number {
  * slows down at random; the unmeasured run absorbs the garbage collection the other one left
  * (the whole path allocates more than the parser alone), so each is measured in its own steady state.
  */
-function alternating(a: () => unknown, b: () => unknown, rounds: number): { a: number; b: number; ratio: number } {
+function alternating(a: () => unknown, b: () => unknown, rounds: number): { a: number; b: number; ratio: number; ratios: number[] } {
   const as: number[] = [];
   const bs: number[] = [];
   const ratios: number[] = [];
@@ -268,7 +270,7 @@ function alternating(a: () => unknown, b: () => unknown, rounds: number): { a: n
     bs.push(tb);
     ratios.push(tb / ta);
   }
-  return { a: median(as), b: median(bs), ratio: median(ratios) };
+  return { a: median(as), b: median(bs), ratio: median(ratios), ratios };
 }
 
 interface ParseRow {
@@ -281,6 +283,8 @@ interface ParseRow {
   library: number | null;
   /** whole MB/s / library MB/s, the median of alternating pairs. */
   ratio: number | null;
+  /** The lowest and highest of the rounds' ratios. */
+  range: [number, number] | null;
   target: number | null;
 }
 
@@ -305,19 +309,38 @@ function parseBench(runs: number): ParseRow[] {
       a: libraryMs,
       b: wholeMs,
       ratio,
+      ratios,
     } = alternating(
       () => library(text),
       () => parseFeedDocument(doc, null, 'http://bench.test/feed'),
       runs,
     );
-    rows.push({ name, mb, items, whole: mb / (wholeMs / 1000), library: mb / (libraryMs / 1000), ratio: 1 / ratio, target });
+    rows.push({
+      name,
+      mb,
+      items,
+      whole: mb / (wholeMs / 1000),
+      library: mb / (libraryMs / 1000),
+      ratio: 1 / ratio,
+      range: [1 / Math.max(...ratios), 1 / Math.min(...ratios)],
+      target,
+    });
     if (library === parseJsonFeed) {
       const jsonMs = alternating(
         () => JSON.parse(new TextDecoder().decode(doc)),
         () => undefined,
         runs,
       ).a;
-      rows.push({ name: 'baseline: JSON.parse of the JSON Feed', mb, items, whole: mb / (jsonMs / 1000), library: null, ratio: null, target: null });
+      rows.push({
+        name: 'baseline: JSON.parse of the JSON Feed',
+        mb,
+        items,
+        whole: mb / (jsonMs / 1000),
+        library: null,
+        ratio: null,
+        range: null,
+        target: null,
+      });
     }
   }
   return rows;
@@ -325,7 +348,7 @@ function parseBench(runs: number): ParseRow[] {
 
 function printParse(): void {
   const runsArg = process.argv.find((a) => a.startsWith('--runs='));
-  const runs = runsArg ? Math.max(1, Number(runsArg.slice('--runs='.length))) : 5;
+  const runs = runsArg ? Math.max(1, Number(runsArg.slice('--runs='.length))) : 9;
   const load = () =>
     os
       .loadavg()
@@ -337,12 +360,13 @@ function printParse(): void {
   );
   console.log('  whole path: parseFeedDocument (decode + well-formedness + feedsmith + mapping + URLs + sanitizing)');
   console.log("  parser alone: feedsmith's parse of the same decoded text (parseRssFeed / parseAtomFeed / parseJsonFeed)");
-  console.log(`  ${'document'.padEnd(40)}   MB   items  whole MB/s  parser MB/s  whole/parser  target`);
+  console.log(`  ${'document'.padEnd(40)}   MB   items  whole MB/s  parser MB/s  whole/parser  rounds' range  target`);
   for (const r of parseBench(runs)) {
     const ratio = r.ratio === null ? '' : r.ratio.toFixed(2);
+    const range = r.range === null ? '' : `${r.range[0].toFixed(2)}–${r.range[1].toFixed(2)}`;
     const target = r.target === null ? '' : `>= ${r.target.toFixed(2)}${r.ratio !== null && r.ratio >= r.target ? '' : ' (missed)'}`;
     console.log(
-      `  ${r.name.padEnd(40)} ${r.mb.toFixed(1)} ${String(r.items).padStart(7)} ${r.whole.toFixed(1).padStart(11)} ${(r.library === null ? '' : r.library.toFixed(1)).padStart(12)} ${ratio.padStart(13)}  ${target}`,
+      `  ${r.name.padEnd(40)} ${r.mb.toFixed(1)} ${String(r.items).padStart(7)} ${r.whole.toFixed(1).padStart(11)} ${(r.library === null ? '' : r.library.toFixed(1)).padStart(12)} ${ratio.padStart(13)}  ${range.padStart(13)}  ${target}`,
     );
   }
   console.log(`  load at the end: ${load()}`);
