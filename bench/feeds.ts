@@ -21,9 +21,9 @@
  * it, the parser library alone (feedsmith's parse of the same decoded text) and the ratio of the
  * two: targets >= 0.8x on RSS and Atom, >= 0.5x on the rich articles. CPU time per parse
  * (process.cpuUsage), steadier than wall time on a shared machine. JSON.parse of the JSON Feed
- * document shows the native parser's speed, as a ceiling. `--runs=N` sets the number of rounds (9):
- * on this VM one round's ratio moves by ±0.1, so the median of five moved by as much from run to
- * run; the range of the rounds' ratios is printed beside it.
+ * document shows the native parser's speed, as a ceiling. `--runs=N` sets the number of rounds (5),
+ * each of several parses (see alternating); the range of the rounds' ratios is printed beside
+ * their median.
  *
  * Starts its own redis-server and PostgreSQL cluster and removes them afterwards.
  * `npm run bench:feeds -- --parse-only` runs the parse part alone (no services, no processes).
@@ -249,19 +249,26 @@ function cpuMs(fn: () => unknown): number {
 }
 
 /**
- * `a` and `b` in alternating rounds: in each, a runs once unmeasured then twice measured, then b
- * the same way. The median over rounds of the CPU time of each, and of the per-round ratio b/a.
- * CPU rather than wall time, and alternation, keep the comparison fair on a machine other work
- * slows down at random; the unmeasured run absorbs the garbage collection the other one left
- * (the whole path allocates more than the parser alone), so each is measured in its own steady state.
+ * `a` and `b` in alternating rounds: in each, a runs once unmeasured then CALLS_PER_ROUND times
+ * measured, then b the same way. The median over rounds of the mean CPU time of each, and of the
+ * per-round ratio b/a. CPU rather than wall time, and alternation, keep the comparison fair on a
+ * machine other work slows down at random; the unmeasured run absorbs the garbage collection the
+ * other one left (the whole path allocates more than the parser alone), so each is measured in its
+ * own steady state. Several calls a round, because a full collection of the old generation falls
+ * every few parses of a 5 MB document: with two calls a round one round's ratio moved by ±0.2 and
+ * the median of five by ±0.1 from run to run; with six, by about ±0.05 and ±0.03.
  */
+const CALLS_PER_ROUND = 6;
+
 function alternating(a: () => unknown, b: () => unknown, rounds: number): { a: number; b: number; ratio: number; ratios: number[] } {
   const as: number[] = [];
   const bs: number[] = [];
   const ratios: number[] = [];
   const measure = (fn: () => unknown) => {
     fn();
-    return (cpuMs(fn) + cpuMs(fn)) / 2;
+    let sum = 0;
+    for (let c = 0; c < CALLS_PER_ROUND; c++) sum += cpuMs(fn);
+    return sum / CALLS_PER_ROUND;
   };
   for (let i = 0; i < rounds; i++) {
     const ta = measure(a);
@@ -348,14 +355,14 @@ function parseBench(runs: number): ParseRow[] {
 
 function printParse(): void {
   const runsArg = process.argv.find((a) => a.startsWith('--runs='));
-  const runs = runsArg ? Math.max(1, Number(runsArg.slice('--runs='.length))) : 9;
+  const runs = runsArg ? Math.max(1, Number(runsArg.slice('--runs='.length))) : 5;
   const load = () =>
     os
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(' / ');
   console.log(
-    `\nparse throughput, ~5 MB documents, MB/s of CPU time per parse (median of ${runs} rounds, whole path and parser alone alternating), ` +
+    `\nparse throughput, ~5 MB documents, MB/s of CPU time per parse (median of ${runs} rounds of ${CALLS_PER_ROUND} parses each, whole path and parser alone alternating), ` +
       `${os.cpus()[0]?.model ?? 'unknown CPU'} × ${os.cpus().length}, load ${load()}:`,
   );
   console.log('  whole path: parseFeedDocument (decode + well-formedness + feedsmith + mapping + URLs + sanitizing)');
