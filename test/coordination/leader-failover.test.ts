@@ -3,13 +3,15 @@
  * LEADER_TTL_MS 3 s, INSTANCE_TTL_MS 3 s). Each process also runs the probe work under the
  * `cluster` lease (test/fixtures/coordination/probe-platform.ts): every 50 ms, if its term is current,
  * it appends "<instance> <token> <ms>" to a Redis list, so any moment where two instances acted
- * as leader would show in the list.
+ * as leader would show in the list. The append is fenced (it goes to a list of refused lines once
+ * the lease no longer holds its term): the refused list shows what a stale leader tried.
  *
  * - GET /api/cluster lists the three instances with their roles.
  * - Exactly one leader at every sample (every 250 ms) over a minute: each process's own view
  *   (GET /api/cluster `self.leads`), the lease key and the probe log agree.
  * - SIGSTOP of the leader past its TTL: another instance takes over; after SIGCONT the paused one
- *   stops its singleton work at once (log line) and never acts beside the new leader (probe log).
+ *   stops its singleton work at once (log line, and at most the one append a pause caught between
+ *   its check and its write, which the fence refuses) and never acts beside the new leader.
  * - SIGKILL of the leader: a new leader within the TTL (plus the takeover latency), never two at
  *   any sample, and the killed instance leaves GET /api/cluster within the instance TTL.
  */
@@ -22,12 +24,14 @@ import type { ApiClient } from '../support/http-client.js';
 import type { PlatformProcess } from '../support/processes.js';
 import { startTestRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
-import { getWithin, loggedIn, probeTerms, spawnProbePlatform } from './support.js';
+import { getWithin, loggedIn, probeEntries, probeTerms, spawnProbePlatform } from './support.js';
 
 const TTL = 3000;
 const INSTANCE_TTL = 3000;
 const SAMPLE_MS = 250;
-const PROBE_KEY = 'test:probe';
+/** In the slot of the `cluster` lease, which the probe's fenced append reads. */
+const PROBE_KEY = 'test:probe:{cluster}';
+const REFUSED_KEY = `${PROBE_KEY}:refused`;
 /** Scheduling slack on a shared 2-core machine, added to the bounds the issue states. */
 const SLACK = 2000;
 const keys = createKeys('wp');
@@ -154,6 +158,7 @@ describe('leader lease across three processes', () => {
     await sleep(1000);
 
     const logBefore = paused.proc.output().length;
+    const resumedAt = Date.now();
     paused.proc.signal('SIGCONT');
     // The paused process notices at once that its term is over and stops its singleton work.
     await waitFor(() => paused.proc.output().slice(logBefore).includes('lease lost: stopping singleton work'), {
@@ -180,6 +185,15 @@ describe('leader lease across three processes', () => {
     const at = terms.findIndex((t) => t.token === pausedTerm.token);
     expect(terms[at + 1]!.instance).toBe(successor.id);
     expect(terms.slice(at + 1).every((t) => t.instance !== paused.id)).toBe(true);
+    // What the fence refused: only the paused term's, and none it decided after resuming (its
+    // local check stops it first). At most the one append that was between its check and its write
+    // when SIGSTOP came, decided before the pause: unfenced, that one would have landed after the
+    // successor's (a run under the suite's load once caught the pause there).
+    const refused = probeEntries(await probe.lrange(REFUSED_KEY, 0, -1));
+    expect(refused.filter((e) => e.instance !== paused.id || e.token !== pausedTerm.token)).toEqual([]);
+    expect(refused.filter((e) => e.at >= resumedAt)).toEqual([]);
+    expect(refused.length).toBeLessThanOrEqual(1);
+    console.log(`SIGSTOP: ${refused.length} append of the paused term, decided before the pause, refused by the fence`);
   });
 
   it('SIGKILL of the leader: a new one within the TTL, never two at any sample, and the dead one leaves the list', { timeout: 60_000 }, async () => {

@@ -51,11 +51,16 @@ export interface ProbeTerm {
  * instances acted as leader at once: an entry of an older term after one of a newer term, two
  * instances under one token, or terms overlapping in time.
  */
-export function probeTerms(raw: string[]): ProbeTerm[] {
-  const entries: ProbeEntry[] = raw.map((line) => {
+/** The probe's lines ("<instance> <token> <epoch ms>"). */
+export function probeEntries(raw: string[]): ProbeEntry[] {
+  return raw.map((line) => {
     const [instance, token, at] = line.split(' ');
     return { instance: instance!, token: Number(token), at: Number(at) };
   });
+}
+
+export function probeTerms(raw: string[]): ProbeTerm[] {
+  const entries = probeEntries(raw);
   const terms: ProbeTerm[] = [];
   for (const [i, e] of entries.entries()) {
     const prev = entries[i - 1];
