@@ -20,7 +20,8 @@
  * With REDIS_REPLICA_ACKS a pop is served only once its replicas confirmed it (a pop a failover
  * loses puts its rows back in the pool: served twice). A pop they did not confirm in time is
  * handled like a late one: its items go back to the pool and the request is served from the DB,
- * or answered 503 when the DB has no row (not 404: the pool is not empty).
+ * or answered 503 when the DB has no row (not 404: the pool is not empty). So is a late pop
+ * (its rows are on their way back).
  *
  * A refill in flight holds rows reserved on their way to the list: neither the list nor the
  * table's available rows show them. A pop that found too few in both while a refill holds the
@@ -75,7 +76,8 @@ export class PoolPopper {
     const served: ServedItem[] = [];
     let belowThreshold = false;
     let redisAnswered = false;
-    let unconfirmed: ReplicaAckError | undefined;
+    /** Why the pool's rows may be held back from this request (its pop late or unconfirmed): then an empty DB is no "pool_empty". */
+    let heldBack: ReplicaAckError | DeadlineError | undefined;
     try {
       const { items, remaining, shortfall, sentOn } = await runGuarded(revocation, () =>
         lists.pop(type, groupId, count, (late) => this.whenLate(type, groupId, count, late), revocation),
@@ -93,9 +95,9 @@ export class PoolPopper {
     } catch (err) {
       // The credential check itself refused (401) or could not be made (503).
       if (err instanceof UnauthenticatedError || err instanceof DependencyDownError) throw err;
-      if (err instanceof ReplicaAckError) unconfirmed = err;
-      // Past the deadline whenLate follows the pop; any other failure is final now.
-      else if (!(err instanceof DeadlineError) && commandMayHaveRun(err)) this.inDoubt(type, groupId, count, err);
+      if (err instanceof ReplicaAckError || err instanceof DeadlineError) heldBack = err;
+      // Past the deadline whenLate follows the pop (its rows go back to the pool); any other failure is final now.
+      else if (commandMayHaveRun(err)) this.inDoubt(type, groupId, count, err);
       this.warn('redis', { err: toError(err).message }, 'pool pop failed in Redis; serving from the DB');
       await revocation?.check();
     }
@@ -116,11 +118,15 @@ export class PoolPopper {
         this.deps.logger.warn({ err: toError(err).message, type, groupId }, 'DB fallback failed; serving the pooled items only');
       }
     }
-    // The pool's rows are held back for want of replicas: "pool_empty" would be untrue.
-    if (unconfirmed && !served.length)
-      throw new DependencyDownError('redis', 'the pool pop was not confirmed by the Redis replicas (REDIS_REPLICA_ACKS) and the DB had no row', {
-        cause: unconfirmed,
-      });
+    // The pool's rows are held back (for want of replicas, or the pop is late and its rows are
+    // on their way back): "pool_empty" would be untrue.
+    if (heldBack && !served.length) {
+      const why =
+        heldBack instanceof ReplicaAckError
+          ? 'the pool pop was not confirmed by the Redis replicas (REDIS_REPLICA_ACKS)'
+          : 'the pool pop got no reply from Redis in time (REDIS_COMMAND_TIMEOUT_MS); its rows go back to the pool';
+      throw new DependencyDownError('redis', `${why} and the DB had no row`, { cause: heldBack });
+    }
     // Only when Redis answered the first pop (redisAnswered): otherwise the DB was the answer.
     if (served.length < count && redisAnswered) await this.awaitRefill(type, groupId, count, served, revocation);
     if (belowThreshold) triggers.requestRefill(type, groupId);

@@ -102,6 +102,29 @@ describe('a pop whose reply comes after its deadline', () => {
     expect(await metricValue(t.api, 'wp_pool_rows_in_doubt_total')).toBe(0);
     await expectAllConsumed(t.api, t.platform.ctx.db.pool, 3, 90);
   });
+
+  it('with every row in the pool and none left in the DB, is answered 503, not pool_empty; its row is served next', async () => {
+    await importBatches(t.api, 'titles', 5, [{ batchId: 1, count: 20 }]);
+    await waitFor(async () => (await poolOverview(t.api, 'titles', 5))?.poolLength === 20, { message: 'pool not prefilled' });
+    const next = await nextIds(admin, 5, 1);
+    const putBefore = await metricValue(t.api, 'wp_pool_put_back_rows_total', { type: 'titles' });
+    await admin.call('CLIENT', 'PAUSE', '30000', 'WRITE');
+    let late;
+    try {
+      late = await t.api.post('/api/pools/titles/5/pop');
+    } finally {
+      await admin.call('CLIENT', 'UNPAUSE');
+    }
+    expect(late.status, JSON.stringify(late.body)).toBe(503);
+    expect(late.body.error.code).toBe('redis_unavailable');
+    await waitFor(async () => (await metricValue(t.api, 'wp_pool_put_back_rows_total', { type: 'titles' })) === putBefore + 1, {
+      message: 'late row not put back',
+    });
+    const served = await popUntilDrained(t.api, 'titles', 5, 5);
+    expect(served.map((s) => s.id)[0]).toBe(next[0]);
+    expect(duplicates(served.map((s) => s.id))).toEqual([]);
+    expect(served.length).toBe(20);
+  });
 });
 
 describe('a late reply read only after the marking job marked its rows (API process stopped)', () => {

@@ -56,7 +56,7 @@ export function poolRoutes(pools: PoolService): AnyRoute[] {
       responses: {
         200: { description: 'the row', schema: servedItem },
         404: { description: 'pool_empty: no row left' },
-        503: { description: 'pool and database unavailable' },
+        503: { description: 'pool and database unavailable, or the rows of the pool held back (a late or unconfirmed pop) with none in the database' },
       },
       handler: async ({ params, auth }) => {
         const [item] = await pools.pop(params.type, params.groupId, 1, auth?.revocation);
@@ -73,7 +73,10 @@ export function poolRoutes(pools: PoolService): AnyRoute[] {
       params: poolParams,
       body: popManyBody,
       revocation: 'in-handler',
-      responses: { 200: { description: 'the rows', schema: z.object({ items: z.array(servedItem) }) } },
+      responses: {
+        200: { description: 'the rows', schema: z.object({ items: z.array(servedItem) }) },
+        503: { description: 'pool and database unavailable, or the rows of the pool held back (a late or unconfirmed pop) with none in the database' },
+      },
       handler: async ({ params, body, auth }) => ({ body: { items: await pools.pop(params.type, params.groupId, body.count, auth?.revocation) } }),
     }),
     defineRoute({
