@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freezeProcessTree } from '../support/freeze.js';
+import { freezeProcessTree } from '../support/process-tree.js';
 import {
   complaints,
   describeLatency,

@@ -32,7 +32,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/services/free-port.js';
 import { FixtureMarketplace } from '../../src/services/fixture-marketplace/server.js';
 import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
-import { freezeProcessTree } from '../support/freeze.js';
+import { freezeProcessTree } from '../support/process-tree.js';
 import type { ApiClient } from '../support/http-client.js';
 import { waitFor } from '../support/wait.js';
 import { adminClient, Expectations, removeDataDir, startProduct, type LogLine, type ProductProcess } from './support/product.js';

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/services/free-port.js';
-import { freezeProcessTree } from '../support/freeze.js';
+import { freezeProcessTree } from '../support/process-tree.js';
 import type { ApiClient } from '../support/http-client.js';
 import {
   complaints,

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { alive } from '../../src/services/child-process.js';
-import { killProcessTree } from '../support/freeze.js';
+import { killProcessTree } from '../support/process-tree.js';
 import { spawnTsProcess } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 

@@ -4,10 +4,11 @@
  * listening on 127.0.0.1 only; stopped by its pid and removed. A test may stop and start it
  * (an outage), or freeze and thaw it (SIGSTOP / SIGCONT, a server that answers nothing).
  */
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startPostgresServer, type PostgresServerProcess } from '../../src/services/postgres-server-process.js';
+import { freezeProcessTree } from './process-tree.js';
 
 export interface PostgresCluster {
   url: string;
@@ -25,33 +26,6 @@ export interface PostgresCluster {
   resume(): void;
 }
 
-/** The postmaster and the processes it started (its backends and auxiliary processes). */
-function serverProcesses(postmaster: number): number[] {
-  const children = readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so split after its ')'.
-        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
-      } catch {
-        return false; // gone meanwhile
-      }
-    })
-    .map(Number);
-  return [postmaster, ...children];
-}
-
-function signalAll(pids: number[], signal: NodeJS.Signals): void {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // gone meanwhile
-    }
-  }
-}
-
 export async function startPostgresCluster(): Promise<PostgresCluster> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'wp-test-pg-'));
   chmodSync(dir, 0o755); // as root the server runs as the postgres user, which must reach it
@@ -65,13 +39,13 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   let server: PostgresServerProcess | undefined = await start();
   const port = server.port;
   let removed = false;
-  let frozen: number[] = [];
+  let thaw: (() => void) | null = null;
   return {
     url: server.adminUrl,
     async stop() {
       if (removed) return;
       removed = true;
-      signalAll(frozen, 'SIGCONT');
+      thaw?.();
       try {
         await server?.stop();
       } finally {
@@ -88,14 +62,11 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     },
     pause() {
       if (!server) throw new Error('the server is not running');
-      // The postmaster first, so that it starts no process after its children are listed.
-      process.kill(server.pid, 'SIGSTOP');
-      frozen = serverProcesses(server.pid);
-      signalAll(frozen, 'SIGSTOP');
+      thaw = freezeProcessTree(server.pid);
     },
     resume() {
-      signalAll(frozen.reverse(), 'SIGCONT');
-      frozen = [];
+      thaw?.();
+      thaw = null;
     },
   };
 }

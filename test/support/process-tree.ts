@@ -1,11 +1,12 @@
 /**
- * A hung server, as a test makes one: its process and every descendant stopped with SIGSTOP. Its
- * sockets stay open and the kernel keeps acknowledging what is sent, so a client sees a connection
- * that is up and answers nothing (unlike a stopped server, whose connections close). Thawed with
- * SIGCONT; stopped processes are found by pid, never by name.
- *
- * And a process killed with everything it started (killProcessTree): a test process that did not
- * start in time, whose redis-server, PostgreSQL or servers would otherwise run on as orphans.
+ * A process with everything it started, as a test signals it (Linux: descendants found in /proc,
+ * by pid, never by name):
+ * - freezeProcessTree: a hung server, its process and every descendant stopped with SIGSTOP. Its
+ *   sockets stay open and the kernel keeps acknowledging what is sent, so a client sees a
+ *   connection that is up and answers nothing (unlike a stopped server, whose connections close).
+ *   Thawed with SIGCONT.
+ * - killProcessTree: a test process that did not start in time, whose redis-server, PostgreSQL or
+ *   servers would otherwise run on as orphans.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -57,7 +58,8 @@ export function killProcessTree(pid: number): number[] {
 
 /**
  * Stops `pid` (first, so that it starts no new child) and then its descendants; returns the thaw,
- * which continues every one of them. Idempotent.
+ * which continues every one of them, children before their parents (a parent resumed first could
+ * take a stopped child for a hung one). Idempotent.
  */
 export function freezeProcessTree(pid: number): () => void {
   const frozen = stopProcessTree(pid);
@@ -65,7 +67,7 @@ export function freezeProcessTree(pid: number): () => void {
   return () => {
     if (thawed) return;
     thawed = true;
-    for (const p of frozen) {
+    for (const p of frozen.reverse()) {
       try {
         process.kill(p, 'SIGCONT');
       } catch {
