@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedServer } from '../fixtures/feeds/feed-server.js';
 import type { TestPlatform } from '../support/platform.js';
-import { startFeedPlatform, waitForTask } from './support.js';
+import { startFeedPlatform, subscribeAndRefresh } from './support.js';
 
 describe('feed content', () => {
   let t: TestPlatform;
@@ -20,15 +20,7 @@ describe('feed content', () => {
   });
   afterAll(() => stop?.());
 
-  /** Subscribes to a served path and waits for its first refresh. */
-  async function refresh(path: string) {
-    const res = await t.api.post('/api/feeds', { url: server.url(path) });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    const task = await waitForTask(t.api, res.body.taskId);
-    const feed = (await t.api.get(`/api/feeds/${res.body.id}`)).body;
-    const articles = (await t.api.get(`/api/feeds/${res.body.id}/articles?limit=100`)).body.articles as any[];
-    return { task, feed, articles };
-  }
+  const refresh = (path: string) => subscribeAndRefresh(t, server, path);
 
   it.each([
     ['an RSS channel with no items', 'rss-no-items.xml', 'A new blog'],

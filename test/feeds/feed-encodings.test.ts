@@ -11,7 +11,7 @@ import { INTERNAL_ERROR } from '../../src/feeds/refresh-feed.js';
 import type { FeedServer } from '../fixtures/feeds/feed-server.js';
 import type { TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
-import { pendingJobsOfFeed, startFeedPlatform, waitForTask } from './support.js';
+import { pendingJobsOfFeed, startFeedPlatform, subscribeAndRefresh, waitForTask } from './support.js';
 
 const INTL_TITLE = 'Iñtërnâtiônàlizætiøn 日本語 𝄞';
 const INTL_ITEMS = ['Ünïcödé — “quoted” 😀', 'Ελληνικά и русский'];
@@ -26,15 +26,7 @@ describe('feed encodings and formats', () => {
   });
   afterAll(() => stop?.());
 
-  /** Subscribes to a served path and waits for its first refresh; the task, the feed and its articles. */
-  async function refresh(path: string) {
-    const res = await t.api.post('/api/feeds', { url: server.url(path) });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    const task = await waitForTask(t.api, res.body.taskId);
-    const feed = (await t.api.get(`/api/feeds/${res.body.id}`)).body;
-    const articles = (await t.api.get(`/api/feeds/${res.body.id}/articles?limit=100`)).body.articles as any[];
-    return { task, feed, articles };
-  }
+  const refresh = (path: string) => subscribeAndRefresh(t, server, path);
 
   it.each([
     ['utf-16be', true],

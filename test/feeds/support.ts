@@ -1,5 +1,6 @@
 /** Helpers shared by the feed tests. */
 import type { Queue } from 'bullmq';
+import { expect } from 'vitest';
 import type { RedisClient } from '../../src/redis/connection.js';
 import type { RoleName } from '../../src/runtime/roles.js';
 import { startFeedServer, type FeedServer } from '../fixtures/feeds/feed-server.js';
@@ -61,6 +62,16 @@ export async function waitForTask(api: ApiClient, taskId: string, timeoutMs = 30
   // GET /api/tasks reads the job, then its state: a job finishing in between shows the final
   // state with the job as it was just before. Once finished it no longer changes, so read again.
   return (await read())!;
+}
+
+/** Subscribes to a path of the feed server and waits for the feed's first refresh: the task, the feed and its articles (up to 100). */
+export async function subscribeAndRefresh(t: TestPlatform, server: FeedServer, path: string) {
+  const res = await t.api.post('/api/feeds', { url: server.url(path) });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  const task = await waitForTask(t.api, res.body.taskId);
+  const feed = (await t.api.get(`/api/feeds/${res.body.id}`)).body;
+  const articles = (await t.api.get(`/api/feeds/${res.body.id}/articles?limit=100`)).body.articles as any[];
+  return { task, feed, articles };
 }
 
 /** Jobs of one feed in the given states. */
