@@ -8,7 +8,9 @@
  * crawl falling due, every tick, which a job per tick (86,400 a day, each queued behind the other
  * maintenance work) would not do. Instead each round is reported as metrics
  * (wp_scheduler_backpressure_rounds_total{outcome}, wp_scheduler_backpressure_round_seconds,
- * wp_scheduler_held_back_total) and a failed round is logged; the next one retries.
+ * wp_scheduler_held_back_total); the next round retries a failed one. Failures are logged as an
+ * outage (lib/outage-log.ts): once when rounds begin to fail, once when one succeeds again (with
+ * how many failed), not once a tick (a minute of Redis outage was 60 warnings a process).
  *
  * It runs in the leader's term (startTermLoop): every round checks `term.isCurrent()` first, so a
  * leader resumed after a pause past its lease runs no further round, and the loop stops when the
@@ -16,6 +18,7 @@
  */
 import { Job, type Queue } from 'bullmq';
 import { toError } from '../errors.js';
+import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -85,6 +88,11 @@ async function applyBackpressure(
 export function startBackpressureLoop(deps: BackpressureDeps, term: LeaderTerm): () => Promise<void> {
   const logger = deps.logger.child({ component: 'crawl-scheduler', term: term.token });
   const m = schedulerMetrics(deps.metrics);
+  let failedRounds = 0;
+  const failures = new OutageLog<unknown>({
+    began: (err) => logger.warn({ err: toError(err).message }, 'backpressure round failed; the next rounds retry (logged again when one succeeds)'),
+    ended: () => logger.info({ failedRounds }, 'backpressure rounds succeed again'),
+  });
   return startTermLoop(
     term,
     deps.settings.tickMs,
@@ -92,6 +100,8 @@ export function startBackpressureLoop(deps: BackpressureDeps, term: LeaderTerm):
       const started = performance.now();
       try {
         const round = await applyBackpressure(deps);
+        failures.success();
+        failedRounds = 0;
         m.rounds.inc({ outcome: 'ok' });
         m.heldBack.inc(round.heldBack);
         logger.debug({ ...round, ms: Math.round(performance.now() - started) }, 'backpressure round');
@@ -102,6 +112,9 @@ export function startBackpressureLoop(deps: BackpressureDeps, term: LeaderTerm):
         m.roundSeconds.observe((performance.now() - started) / 1000);
       }
     },
-    (err) => logger.warn({ err: toError(err).message }, 'backpressure round failed; the next round retries'),
+    (err) => {
+      failedRounds++;
+      failures.failure(err);
+    },
   );
 }
