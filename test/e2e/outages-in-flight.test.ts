@@ -19,8 +19,10 @@
  * acknowledged message readable, in the order sent, once; every feed and IP with exactly one
  * pending refresh or crawl; every IP's hourly stats equal to what its item snapshots say was
  * counted (each result counted once: a result counted twice adds its inflow and outflow again, its
- * snapshots do not change); no pool row served twice; and no request of the work answered
- * otherwise than an outage allows. At the end, with the work stopped: the same, each chain at rest
+ * snapshots do not change); no pool row served twice (the rows of a pop in flight when the
+ * redis-server dies may have been taken, which nobody can tell: counted in doubt and logged, the
+ * documented limit, and only then); and no request of the work answered otherwise than an outage
+ * allows. At the end, with the work stopped: the same, each chain at rest
  * with exactly one pending job, jobs delayed for the outages (none failed for them), each embedded
  * service restarted once. Printed: the counts and the work's request latency by phase.
  * E2E_LOG_FILE=<path> keeps the platform's output there (to read after a failure).
@@ -45,6 +47,8 @@ const POOLS = { 'titles/1': 10_000, 'contents/2': 6_000 };
 const PENDING = ['delayed', 'waiting', 'prioritized', 'active'];
 const RECOVERY_MS = 120_000;
 const PHASE_TIMEOUT_MS = FREEZE_MS + 6 * RECOVERY_MS;
+/** The error line of a pop cut off by a dropped Redis connection (src/pools/pop-items.ts). */
+const IN_DOUBT = /^the Redis connection dropped while a pool pop/;
 
 interface Item {
   status: 'on_sale' | 'sold';
@@ -71,6 +75,8 @@ describe('npm start with work in flight through Redis and PostgreSQL outages', (
   let api: ApiClient;
   let work: Workload;
   let thaw: (() => void) | undefined;
+  /** The log lines of the redis-killed phase: [from, to). */
+  const killedRedis = { from: Infinity, to: -Infinity };
   const feedIds: number[] = [];
   const ipIds: number[] = [];
 
@@ -320,12 +326,18 @@ describe('npm start with work in flight through Redis and PostgreSQL outages', (
     'rides out its redis-server killed: restarted by the owner, nothing lost',
     async () => {
       expectations.expectError(/^embedded redis-server exited unexpectedly/);
+      // A pop in flight when the server dies may have run or not, and nobody can tell: its rows
+      // are counted in doubt and logged at error level, never served twice (docs/known-limits.md).
+      // The last test checks that only this phase logged such lines and that the metric counts them.
+      expectations.expectError(IN_DOUBT);
       await crawlRunning();
       const from = product.lines().length;
+      killedRedis.from = from;
       work.phase = 'redis killed';
       process.kill(redisPid(), 'SIGKILL');
       await logged(from, (l) => l.msg === 'embedded redis-server restarted', 'the redis-server restarted');
       await verify('redis killed');
+      killedRedis.to = product.lines().length;
     },
     PHASE_TIMEOUT_MS,
   );
@@ -388,6 +400,14 @@ describe('npm start with work in flight through Redis and PostgreSQL outages', (
         `jobs delayed by reason: ${['outage', 'turn', 'blocked', 'delayed'].map((r) => `${r} ${byReason(r)}`).join(', ')}; for an outage by queue: ${outageDelays.map((x) => `${x.labels.queue} ${x.value}`).join(', ')}`,
         `stalled jobs handed back: ${product.lines().filter((l) => l.msg === 'stalled job handed back to the queue').length}; embedded restarts ${JSON.stringify(restarts)}`,
       );
+      // Pool rows in doubt: only from pops cut off by the redis-server's death, each logged, all counted.
+      const inDoubt = product
+        .lines()
+        .map((line, at) => ({ line, at }))
+        .filter(({ line }) => IN_DOUBT.test(line.msg));
+      expect(inDoubt.filter(({ at }) => at < killedRedis.from || at >= killedRedis.to)).toEqual([]);
+      expect(sum(m, 'wp_pool_rows_in_doubt_total')).toBe(inDoubt.reduce((n, { line }) => n + Number(line.rows), 0));
+      figures.push(`pool rows in doubt (pops cut off by the redis-server's death): ${sum(m, 'wp_pool_rows_in_doubt_total')}`);
       // The outages were met by jobs (not only by requests), and no result was counted by two runs.
       expect(byReason('outage')).toBeGreaterThan(0);
       expect(counted).toBeLessThanOrEqual(results.length);
