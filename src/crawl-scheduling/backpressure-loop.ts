@@ -88,10 +88,9 @@ async function applyBackpressure(
 export function startBackpressureLoop(deps: BackpressureDeps, term: LeaderTerm): () => Promise<void> {
   const logger = deps.logger.child({ component: 'crawl-scheduler', term: term.token });
   const m = schedulerMetrics(deps.metrics);
-  let failedRounds = 0;
   const failures = new OutageLog<unknown>({
     began: (err) => logger.warn({ err: toError(err).message }, 'backpressure round failed; the next rounds retry (logged again when one succeeds)'),
-    ended: () => logger.info({ failedRounds }, 'backpressure rounds succeed again'),
+    ended: (failedRounds) => logger.info({ failedRounds }, 'backpressure rounds succeed again'),
   });
   return startTermLoop(
     term,
@@ -101,7 +100,6 @@ export function startBackpressureLoop(deps: BackpressureDeps, term: LeaderTerm):
       try {
         const round = await applyBackpressure(deps);
         failures.success();
-        failedRounds = 0;
         m.rounds.inc({ outcome: 'ok' });
         m.heldBack.inc(round.heldBack);
         logger.debug({ ...round, ms: Math.round(performance.now() - started) }, 'backpressure round');
@@ -112,9 +110,6 @@ export function startBackpressureLoop(deps: BackpressureDeps, term: LeaderTerm):
         m.roundSeconds.observe((performance.now() - started) / 1000);
       }
     },
-    (err) => {
-      failedRounds++;
-      failures.failure(err);
-    },
+    (err) => failures.failure(err),
   );
 }

@@ -16,3 +16,19 @@ describe('OutageLog', () => {
     expect(lines).toEqual(['down: refused', 'up', 'down: reset']);
   });
 });
+
+describe('OutageLog failure count', () => {
+  it('tells the end of an outage how many failures it had, and starts again from 0', () => {
+    const ends: number[] = [];
+    const outage = new OutageLog<string>({ began: () => undefined, ended: (failures) => ends.push(failures) });
+    outage.failure('a');
+    outage.failure('b');
+    outage.failure('c');
+    expect(outage.failures).toBe(3);
+    outage.success();
+    expect(outage.failures).toBe(0);
+    outage.failure('d');
+    outage.success();
+    expect(ends).toEqual([3, 1]);
+  });
+});

@@ -9,12 +9,13 @@
 export interface OutageReport<C> {
   /** The first failure of an outage. */
   began(cause: C): void;
-  /** The first success after it. */
-  ended(): void;
+  /** The first success after it, with how many failures it counted. */
+  ended(failures: number): void;
 }
 
 export class OutageLog<C = unknown> {
   private down = false;
+  private failed = 0;
 
   constructor(private readonly report: OutageReport<C>) {}
 
@@ -23,13 +24,20 @@ export class OutageLog<C = unknown> {
     return this.down;
   }
 
+  /** Failures reported since the outage began (0 while up). */
+  get failures(): number {
+    return this.failed;
+  }
+
   failure(cause: C): void {
     if (!this.down) this.report.began(cause);
     this.down = true;
+    this.failed++;
   }
 
   success(): void {
-    if (this.down) this.report.ended();
+    if (this.down) this.report.ended(this.failed);
     this.down = false;
+    this.failed = 0;
   }
 }

@@ -46,11 +46,6 @@ export interface ProbeTerm {
   entries: number;
 }
 
-/**
- * Checks the probe log (in arrival order at Redis) and returns its terms. Throws when two
- * instances acted as leader at once: an entry of an older term after one of a newer term, two
- * instances under one token, or terms overlapping in time.
- */
 /** The probe's lines ("<instance> <token> <epoch ms>"). */
 export function probeEntries(raw: string[]): ProbeEntry[] {
   return raw.map((line) => {
@@ -59,6 +54,11 @@ export function probeEntries(raw: string[]): ProbeEntry[] {
   });
 }
 
+/**
+ * Checks the probe log (in arrival order at Redis) and returns its terms. Throws when two
+ * instances acted as leader at once: an entry of an older term after one of a newer term, two
+ * instances under one token, or terms overlapping in time.
+ */
 export function probeTerms(raw: string[]): ProbeTerm[] {
   const entries = probeEntries(raw);
   const terms: ProbeTerm[] = [];
