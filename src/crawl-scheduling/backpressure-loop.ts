@@ -9,8 +9,9 @@
  * maintenance work) would not do. Instead each round is reported as metrics
  * (wp_scheduler_backpressure_rounds_total{outcome}, wp_scheduler_backpressure_round_seconds,
  * wp_scheduler_held_back_total); the next round retries a failed one. Failures are logged as an
- * outage (lib/outage-log.ts): once when rounds begin to fail, once when one succeeds again (with
- * how many failed), not once a tick (a minute of Redis outage was 60 warnings a process).
+ * outage (lib/outage-log.ts): once when rounds begin to fail, once when one succeeds again or the
+ * term ends (with how many failed), not once a tick (a minute of Redis outage was 60 warnings a
+ * process).
  *
  * It runs in the leader's term (startTermLoop): every round checks `term.isCurrent()` first, so a
  * leader resumed after a pause past its lease runs no further round, and the loop stops when the
@@ -89,10 +90,11 @@ export function startBackpressureLoop(deps: BackpressureDeps, term: LeaderTerm):
   const logger = deps.logger.child({ component: 'crawl-scheduler', term: term.token });
   const m = schedulerMetrics(deps.metrics);
   const failures = new OutageLog<unknown>({
-    began: (err) => logger.warn({ err: toError(err).message }, 'backpressure round failed; the next rounds retry (logged again when one succeeds)'),
+    began: (err) =>
+      logger.warn({ err: toError(err).message }, 'backpressure round failed; the next rounds retry (logged again when one succeeds or the term ends)'),
     ended: (failedRounds) => logger.info({ failedRounds }, 'backpressure rounds succeed again'),
   });
-  return startTermLoop(
+  const stop = startTermLoop(
     term,
     deps.settings.tickMs,
     async () => {
@@ -112,4 +114,10 @@ export function startBackpressureLoop(deps: BackpressureDeps, term: LeaderTerm):
     },
     (err) => failures.failure(err),
   );
+  return async () => {
+    await stop();
+    // The term ended while its rounds failed (its lease lost to the outage, or a stop): no round
+    // of it will succeed to close the outage's log, so this does.
+    if (failures.isDown) logger.info({ failedRounds: failures.failures }, 'backpressure rounds end with the term, still failing');
+  };
 }

@@ -3,7 +3,8 @@
  * platform process (cluster and pipeline roles, a round every 100 ms) whose Redis is stopped for
  * a few dozen rounds and started again. /metrics counts every failed round; the log says the
  * rounds fail once, when they begin to, and once when one succeeds again, with how many failed
- * (before: one warning a round, 10 a second here, 60 a minute at the default tick).
+ * (before: one warning a round, 10 a second here, 60 a minute at the default tick). An outage
+ * that outlasts the leader's lease ends the loop with its term: then that closes the log instead.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -12,8 +13,11 @@ import { spawnPlatform, type PlatformProcess } from '../support/processes.js';
 import { startTestRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
-const FAILED_LINE = 'backpressure round failed; the next rounds retry (logged again when one succeeds)';
+const FAILED_LINE = 'backpressure round failed; the next rounds retry (logged again when one succeeds or the term ends)';
 const BACK_LINE = 'backpressure rounds succeed again';
+const TERM_END_LINE = 'backpressure rounds end with the term, still failing';
+/** Short enough that an outage can outlast the lease (its local deadline is 9/10 of it), long enough for OUTAGE_ROUNDS. */
+const LEADER_TTL_MS = 12_000;
 /** Failed rounds the outage lasts at least. */
 const OUTAGE_ROUNDS = 20;
 
@@ -21,6 +25,7 @@ interface LogLine {
   level: number;
   msg: string;
   component?: string;
+  work?: string;
   failedRounds?: number;
 }
 
@@ -45,9 +50,18 @@ describe('backpressure rounds while Redis is down', () => {
   beforeAll(async () => {
     redis = await startTestRedis();
     db = await createTestDatabase();
-    p = await spawnPlatform('cluster,pipeline', testEnv(redis, db, { LOG_LEVEL: 'info', SCHEDULER_TICK_MS: '100', METRICS_PUBLIC: 'true' }), {
-      startTimeoutMs: 90_000,
-    });
+    p = await spawnPlatform(
+      'cluster,pipeline',
+      testEnv(redis, db, {
+        LOG_LEVEL: 'info',
+        SCHEDULER_TICK_MS: '100',
+        METRICS_PUBLIC: 'true',
+        LEADER_TTL_MS: String(LEADER_TTL_MS),
+      }),
+      {
+        startTimeoutMs: 90_000,
+      },
+    );
     metricsUrl = /Metrics\s+(http:\/\/\S+\/metrics)/.exec(p.output())![1]!;
   }, 120_000);
   afterAll(async () => {
@@ -81,5 +95,25 @@ describe('backpressure rounds while Redis is down', () => {
     // The line counts this outage's failed rounds, as the metric does (no round fails once one succeeded).
     expect(back[0]!.failedRounds).toBe(failedDuring);
     expect(failedDuring).toBeGreaterThanOrEqual(OUTAGE_ROUNDS);
+  });
+
+  it('closes the log when the outage outlasts the lease and the loop ends with its term', { timeout: 120_000 }, async () => {
+    await waitFor(async () => (await rounds('ok')) >= 3, { timeoutMs: 30_000, message: 'no backpressure round ran' });
+    const failedBefore = await rounds('failed');
+    const from = p.output().length;
+
+    await redis.stop();
+    try {
+      await waitFor(() => lines(from).find((l) => l.msg === TERM_END_LINE), { timeoutMs: 3 * LEADER_TTL_MS, message: 'the loop did not end with its term' });
+    } finally {
+      redis = await redis.restart();
+    }
+    const failedDuring = (await rounds('failed')) - failedBefore;
+
+    expect(lines(from).some((l) => l.msg === 'lease lost: stopping singleton work' && l.work === 'crawl-scheduler')).toBe(true);
+    const during = lines(from).filter((l) => l.component === 'crawl-scheduler');
+    expect(during.map((l) => l.msg)).toEqual([FAILED_LINE, TERM_END_LINE]);
+    expect(during[1]!.failedRounds).toBe(failedDuring);
+    expect(failedDuring).toBeGreaterThan(0);
   });
 });
