@@ -27,6 +27,7 @@ import type { PlatformContext } from '../../src/context.js';
 import { PENDING_STATES } from '../../src/queues/job-states.js';
 import { keySlot } from '../../src/redis/key-slot.js';
 import { chainBucket } from '../../src/crawl-scheduling/crawl-chain.js';
+import { delayedDueAt } from '../../src/queues/delayed-due.js';
 import { nextTaskId } from '../../src/crawl-scheduling/task-ids.js';
 import { sessionHash } from '../../src/messages/session-hash.js';
 import { startStandInCrawler } from '../cluster-mode/stand-in-crawler.js';
@@ -254,14 +255,21 @@ export async function runFailover(t: HaPlatform, topology: FailoverTopology, mod
       const states = await Promise.all(
         behind.map(async (id) => {
           const current = (await ctx.redis.hget(ctx.keys.crawlChain(chainBucket(id)), String(id))) ?? '';
-          const crawl = await ctx.queues.queue('crawl', id).getJob(current);
+          const crawlQueue = ctx.queues.queue('crawl', id);
+          const crawl = await crawlQueue.getJob(current);
           const result = await ctx.queues.queue('crawlResult', id).getJob(`result-${current}`);
-          return `${id}: ${current} crawl ${crawl ? `${await crawl.getState()} attempts ${crawl.attemptsMade}` : 'none'}, result ${result ? `${await result.getState()} ${result.failedReason ?? ''}` : 'none'}, runs ${crawler.runs.get(current) ?? 0}`;
+          // A delayed crawl: when BullMQ will promote it (its score), to tell a far due time from a worker that stopped promoting.
+          const [dueAt] = crawl ? await delayedDueAt(ctx.redis, crawlQueue, [current]) : [null];
+          const due = dueAt == null ? '' : ` due in ${dueAt - Date.now()} ms`;
+          return `${id}: ${current} crawl ${crawl ? `${await crawl.getState()}${due} attempts ${crawl.attemptsMade}` : 'none'}, result ${result ? `${await result.getState()} ${result.failedReason ?? ''}` : 'none'}, runs ${crawler.runs.get(current) ?? 0}`;
         }),
       );
       const counts = await Promise.all(ctx.queues.all().map(async (q) => `${q.name} ${JSON.stringify(await q.getJobCounts())}`));
+      const workers = crawler.worker.workers.map((w) => `${w.name}: running ${w.isRunning()}, paused ${w.isPaused()}`);
       const warnings = t.lines.filter((l) => /"level":(40|50|60)/.test(l)).slice(-12);
-      throw new Error(`${err.message}: IPs ${behind.join(', ')}\n${states.join('\n')}\n${counts.join('\n')}\n${warnings.join('\n')}`);
+      throw new Error(
+        `${err.message}: IPs ${behind.join(', ')}\n${states.join('\n')}\n${counts.join('\n')}\nstand-in crawl workers: ${workers.join('; ')}\n${warnings.join('\n')}`,
+      );
     });
   } finally {
     running = false;
