@@ -293,7 +293,12 @@ interface ParseRow {
   /** The lowest and highest of the rounds' ratios. */
   range: [number, number] | null;
   target: number | null;
+  /** CPU ms per parse reading every item, and reading only the first STORED_ARTICLES articles as a refresh does (null: not measured). */
+  stored: { allMs: number; storedMs: number } | null;
 }
+
+/** What a refresh reads of a document by default: FEED_MAX_ITEMS_PER_DOCUMENT (1000). */
+const STORED_ARTICLES = 1000;
 
 function parseBench(runs: number): ParseRow[] {
   const pad = 4;
@@ -322,6 +327,12 @@ function parseBench(runs: number): ParseRow[] {
       () => parseFeedDocument(doc, null, 'http://bench.test/feed'),
       runs,
     );
+    // What a refresh spends: it reads only the articles it stores (parse-feed.ts maxArticles).
+    const { a: allMs, b: storedMs } = alternating(
+      () => parseFeedDocument(doc, null, 'http://bench.test/feed'),
+      () => parseFeedDocument(doc, null, 'http://bench.test/feed', { maxArticles: STORED_ARTICLES }),
+      Math.min(runs, 3),
+    );
     rows.push({
       name,
       mb,
@@ -331,6 +342,7 @@ function parseBench(runs: number): ParseRow[] {
       ratio: 1 / ratio,
       range: [1 / Math.max(...ratios), 1 / Math.min(...ratios)],
       target,
+      stored: { allMs, storedMs },
     });
     if (library === parseJsonFeed) {
       const jsonMs = alternating(
@@ -347,6 +359,7 @@ function parseBench(runs: number): ParseRow[] {
         ratio: null,
         range: null,
         target: null,
+        stored: null,
       });
     }
   }
@@ -368,12 +381,23 @@ function printParse(): void {
   console.log('  whole path: parseFeedDocument (decode + well-formedness + feedsmith + mapping + URLs + sanitizing)');
   console.log("  parser alone: feedsmith's parse of the same decoded text (parseRssFeed / parseAtomFeed / parseJsonFeed)");
   console.log(`  ${'document'.padEnd(40)}   MB   items  whole MB/s  parser MB/s  whole/parser  rounds' range  target`);
-  for (const r of parseBench(runs)) {
+  const rows = parseBench(runs);
+  for (const r of rows) {
     const ratio = r.ratio === null ? '' : r.ratio.toFixed(2);
     const range = r.range === null ? '' : `${r.range[0].toFixed(2)}–${r.range[1].toFixed(2)}`;
     const target = r.target === null ? '' : `>= ${r.target.toFixed(2)}${r.ratio !== null && r.ratio >= r.target ? '' : ' (missed)'}`;
     console.log(
       `  ${r.name.padEnd(40)} ${r.mb.toFixed(1)} ${String(r.items).padStart(7)} ${r.whole.toFixed(1).padStart(11)} ${(r.library === null ? '' : r.library.toFixed(1)).padStart(12)} ${ratio.padStart(13)}  ${range.padStart(13)}  ${target}`,
+    );
+  }
+  console.log(
+    `\n  a refresh reads only the first ${STORED_ARTICLES} articles it stores (FEED_MAX_ITEMS_PER_DOCUMENT): CPU ms per parse, whole path, every item / first ${STORED_ARTICLES} (median of ${Math.min(runs, 3)} alternating rounds):`,
+  );
+  for (const r of rows) {
+    if (!r.stored) continue;
+    const { allMs, storedMs } = r.stored;
+    console.log(
+      `  ${r.name.padEnd(40)} ${String(r.items).padStart(7)} items ${allMs.toFixed(0).padStart(6)} ms / ${storedMs.toFixed(0).padStart(5)} ms  (${(storedMs / allMs).toFixed(2)}x)`,
     );
   }
   console.log(`  load at the end: ${load()}`);

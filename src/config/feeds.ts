@@ -43,7 +43,7 @@ export const feedSettings = {
     'FEED_MAX_ITEMS_PER_DOCUMENT',
     int(1),
     1000,
-    'Items of one feed document stored per refresh (the first ones in the document; the rest are counted as truncatedItems).',
+    'Items of one feed document read and stored per refresh (the first ones in the document; the rest are not read, only counted as truncatedItems).',
   ),
   housekeepingIntervalSeconds: setting(
     'FEED_HOUSEKEEPING_INTERVAL_SECONDS',

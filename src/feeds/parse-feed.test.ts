@@ -80,6 +80,50 @@ describe('parseFeedDocument', () => {
     });
   });
 
+  it('reads items until maxArticles articles are found and counts the rest unread, in document order', () => {
+    const read = (maxArticles?: number) => parseFeedDocument(bytes(RSS2), null, FEED_URL, { maxArticles });
+    expect(read()).toMatchObject({ skipped: 1, unread: 0 });
+    // Items 3–5 (a third article, one without URL, a duplicate) are not read.
+    const two = read(2);
+    expect(two.articles.map((a) => a.url)).toEqual(['http://example.test/posts/1', `${FEED_URL}#g-2`]);
+    expect(two).toMatchObject({ skipped: 0, unread: 3 });
+    expect(read(3)).toMatchObject({ skipped: 0, unread: 2 });
+    // An item without URL does not count toward the articles.
+    expect(read(4)).toMatchObject({ skipped: 1, unread: 0 });
+    expect(read(4).articles).toHaveLength(3);
+  });
+
+  const items = (n: number, item: (i: number) => string) => Array.from({ length: n }, (_, i) => item(i)).join('');
+  it.each([
+    [
+      'Atom 1.0',
+      (n: number) =>
+        `<feed xmlns="http://www.w3.org/2005/Atom"><title>A</title>${items(n, (i) => `<entry><id>urn:x:${i}</id><link href="/${i}"/></entry>`)}</feed>`,
+    ],
+    [
+      'RDF / RSS 1.0',
+      (n: number) =>
+        `<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"><channel rdf:about="http://example.test/"><title>R</title></channel>${items(n, (i) => `<item rdf:about="http://example.test/${i}"><link>http://example.test/${i}</link></item>`)}</rdf:RDF>`,
+    ],
+    [
+      'JSON Feed',
+      (n: number) =>
+        JSON.stringify({ version: 'https://jsonfeed.org/version/1.1', title: 'J', items: Array.from({ length: n }, (_, i) => ({ id: `${i}`, url: `/${i}` })) }),
+    ],
+    [
+      'CDF',
+      (n: number) =>
+        `<CHANNEL HREF="http://example.test/"><TITLE>C</TITLE>${items(n, (i) => `<ITEM HREF="http://example.test/${i}"><TITLE>T</TITLE></ITEM>`)}</CHANNEL>`,
+    ],
+  ])('reads %s items up to maxArticles', (_name, make) => {
+    const source = bytes(make(6));
+    const all = parseFeedDocument(source, null, FEED_URL);
+    expect(all.articles).toHaveLength(6);
+    const some = parseFeedDocument(source, null, FEED_URL, { maxArticles: 4 });
+    expect(some.articles.map((a) => a.url)).toEqual(all.articles.slice(0, 4).map((a) => a.url));
+    expect(some.unread).toBe(2);
+  });
+
   it.each([
     ['RSS 0.91', RSS091, 'rss', 'Old', 'http://example.test/a'],
     ['RDF / RSS 1.0', RDF, 'rdf', 'RDF', 'http://example.test/r1'],
@@ -139,6 +183,7 @@ describe('parseFeedDocument: liberal', () => {
       siteUrl: format === 'rss' && title ? 'http://blog.example.test/' : null,
       articles: [],
       skipped: 0,
+      unread: 0,
     });
   });
 

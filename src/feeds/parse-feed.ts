@@ -8,7 +8,10 @@
  * http(s) URLs are kept, each resolved against its element's xml:base, then Content-Location,
  * then the feed URL after redirects. An article needs a URL (articles are unique on (url, user)):
  * its link, else its guid/id when that is a URL, else the guid/id anchored on the feed URL; items
- * with none are skipped; duplicate URLs within one document keep the first item.
+ * with none are skipped; duplicate URLs within one document keep the first item. With
+ * `maxArticles`, items after that many articles are counted (`unread`) but not read: a refresh
+ * stores only its first articles, and the mapping, URL resolution and sanitizing of a 20,000-item
+ * document's other items would be spent for nothing.
  */
 import { parseAtomFeed, parseJsonFeed, parseRdfFeed, parseRssFeed } from 'feedsmith';
 import { decodeFeedBody } from './decode-body.js';
@@ -53,11 +56,15 @@ export interface ParsedFeed {
   articles: ParsedArticle[];
   /** Items without any usable URL or id. */
   skipped: number;
+  /** Items after the first `maxArticles` articles (ParseOptions), left unread. */
+  unread: number;
 }
 
 export interface ParseOptions {
   /** The response's Content-Location header: the document's base when it is an http(s) URL. */
   contentLocation?: string | null;
+  /** Read items until this many articles are found; count the rest as `unread` (default: read all). */
+  maxArticles?: number;
 }
 
 const MAX_ENCLOSURES = 20;
@@ -336,13 +343,26 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
 
   const seen = new Set<string>();
   const articles: ParsedArticle[] = [];
+  const limit = options.maxArticles ?? Infinity;
   let skipped = 0;
+  let unread = 0;
   const add = (raw: RawItem, itemNotes: ElementNotes | null) => {
     const article = toArticle(raw, itemNotes, docBase, feedUrl);
     if (!article) skipped++;
     else if (!seen.has(article.url)) {
       seen.add(article.url);
       articles.push(article);
+    }
+  };
+  /** Reads `items` in document order until `limit` articles are found; the rest are unread. */
+  const read = <T>(items: readonly T[] | undefined, readItem: (item: T, n: number) => void) => {
+    if (!items) return;
+    for (let n = 0; n < items.length; n++) {
+      if (articles.length >= limit) {
+        unread = items.length - n;
+        return;
+      }
+      readItem(items[n]!, n);
     }
   };
   let channel: Channel = { title: null, siteUrl: null };
@@ -352,21 +372,21 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
     case 'rss': {
       const feed = parsed.feed;
       const pairs = paired(feed?.items, (i) => itemKey(i.link, i.guid?.value));
-      feed?.items?.forEach((i, n) => add(fromRss(i), pairs?.[n] ?? null));
+      read(feed?.items, (i, n) => add(fromRss(i), pairs?.[n] ?? null));
       channel = { title: html(feed?.title ?? feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(str(feed?.link), siteBase) };
       break;
     }
     case 'rdf': {
       const feed = parsed.feed;
       const pairs = paired(feed?.items, (i) => itemKey(i.link, null));
-      feed?.items?.forEach((i, n) => add(fromRdf(i), pairs?.[n] ?? null));
+      read(feed?.items, (i, n) => add(fromRdf(i), pairs?.[n] ?? null));
       channel = { title: html(feed?.title ?? feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(str(feed?.link), siteBase) };
       break;
     }
     case 'atom': {
       const feed = parsed.feed;
       const pairs = paired(feed?.entries, (e) => itemKey(e.links?.[0]?.href, e.id));
-      feed?.entries?.forEach((e, n) => add(fromAtom(e, pairs?.[n] ?? null), pairs?.[n] ?? null));
+      read(feed?.entries, (e, n) => add(fromAtom(e, pairs?.[n] ?? null), pairs?.[n] ?? null));
       const link = atomLink(feed?.links);
       const linkBase = notes && link ? (notes.channel.linkBases.get(link.trim()) ?? siteBase) : siteBase;
       channel = { title: atomText(feed?.title, notes?.channel.modes.get('title')) ?? html(feed?.dc?.titles?.[0]), siteUrl: resolveHttpUrl(link, linkBase) };
@@ -374,16 +394,19 @@ export function parseFeedDocument(body: Uint8Array, contentType: string | null |
     }
     case 'json': {
       const feed = parsed.feed;
-      feed?.items?.forEach((i) => add(fromJson(i), null));
+      read(feed?.items, (i) => add(fromJson(i), null));
       channel = { title: decodeTextConstruct({ value: str(feed?.title) }, 'text'), siteUrl: resolveHttpUrl(str(feed?.home_page_url), docBase) };
       break;
     }
     case 'cdf': {
       const feed = parsed.feed;
-      for (const { raw, notes: itemNotes } of feed.items.map(fromCdf)) add(raw, itemNotes);
+      read(feed.items, (i) => {
+        const { raw, notes: itemNotes } = fromCdf(i);
+        add(raw, itemNotes);
+      });
       channel = { title: html(feed.title), siteUrl: resolveHttpUrl(feed.link, feed.base) };
       break;
     }
   }
-  return { format: parsed.format, encoding: decoded.encoding, title: plainText(channel.title), siteUrl: channel.siteUrl, articles, skipped };
+  return { format: parsed.format, encoding: decoded.encoding, title: plainText(channel.title), siteUrl: channel.siteUrl, articles, skipped, unread };
 }

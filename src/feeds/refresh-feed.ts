@@ -237,11 +237,14 @@ async function store({ deps, report }: Run, feed: Feed, fetched: FetchFeedResult
     { step: 'fetched', httpStatus: fetched.status, bytes: fetched.body.byteLength, notModified: false },
     `answered ${fetched.status}, ${fetched.body.byteLength} bytes`,
   );
-  const parsed = parseFeedDocument(fetched.body, fetched.contentType, fetched.finalUrl, { contentLocation: fetched.contentLocation });
-  // A document may list any number of items: only the first ones are stored (more than a
-  // feed keeps would be deleted by the feeds-trim-articles maintenance task again).
-  const stored = parsed.articles.slice(0, Math.min(settings.maxItemsPerDocument, settings.articlesKeepPerFeed));
-  const counts = await deps.articles.upsert(feed, stored);
+  // A document may list any number of items: only the first ones are read and stored (more
+  // than a feed keeps would be deleted by the feeds-trim-articles maintenance task again).
+  const parsed = parseFeedDocument(fetched.body, fetched.contentType, fetched.finalUrl, {
+    contentLocation: fetched.contentLocation,
+    maxArticles: Math.min(settings.maxItemsPerDocument, settings.articlesKeepPerFeed),
+  });
+  const counts = await deps.articles.upsert(feed, parsed.articles);
+  const items = parsed.articles.length + parsed.unread;
   await feeds.recordSuccess(feed, {
     fetchedAt: now,
     nextRefreshAt: next,
@@ -253,18 +256,18 @@ async function store({ deps, report }: Run, feed: Feed, fetched: FetchFeedResult
   });
   report.stored(counts.inserted + counts.updated);
   await report.step(
-    { step: 'stored', items: parsed.articles.length, inserted: counts.inserted, updated: counts.updated, nextRefreshAt: next.toISOString() },
-    `${parsed.format}: ${parsed.articles.length} items, ${counts.inserted} new, ${counts.updated} updated, ${counts.unchanged} unchanged${parsed.skipped ? `, ${parsed.skipped} skipped` : ''}; next refresh at ${next.toISOString()}`,
+    { step: 'stored', items, inserted: counts.inserted, updated: counts.updated, nextRefreshAt: next.toISOString() },
+    `${parsed.format}: ${items} items, ${counts.inserted} new, ${counts.updated} updated, ${counts.unchanged} unchanged${parsed.skipped ? `, ${parsed.skipped} skipped` : ''}; next refresh at ${next.toISOString()}`,
   );
   const outcome = {
     outcome: 'refreshed' as const,
     httpStatus: fetched.status,
     format: parsed.format,
     encoding: parsed.encoding,
-    items: parsed.articles.length,
+    items,
     ...counts,
     skippedItems: parsed.skipped,
-    truncatedItems: parsed.articles.length - stored.length,
+    truncatedItems: parsed.unread,
     bytes: fetched.body.byteLength,
     nextRefreshAt: next.toISOString(),
   };
