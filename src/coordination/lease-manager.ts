@@ -225,7 +225,9 @@ export class LeaseManager implements Leadership {
       w.nextOpAt = sentAt + this.renewEvery;
     } catch (err) {
       this.redisUnreachable(err, w.name);
-      w.nextOpAt = performance.now() + this.renewEvery;
+      // As soon as a renewal would retry: a lease that expired during the outage is free the
+      // moment Redis is back, and TTL/3 (20 s by default) left the task without a leader that long.
+      w.nextOpAt = performance.now() + retryDelayMs(ttlMs);
     } finally {
       w.busy = false;
       this.schedule();
