@@ -274,7 +274,7 @@ async function lateness(env: Env, mode: 'plain' | 'scheduler', settings: Record<
     );
     // As the leaders do it: the start-up reconciliation (a maintenance task), and the backpressure loop.
     const scheduler = wirePipeline(local.ctx).scheduler;
-    const term = { task: 'crawl-scheduler', token: 1, signal: new AbortController().signal, isCurrent: () => true };
+    const term = { task: 'crawl-scheduler', token: 1, value: 'bench#1', signal: new AbortController().signal, isCurrent: () => true };
     stopLoop = startBackpressureLoop(
       { scheduler, redis: local.redis, settings: local.config.pipeline, metrics: new Metrics({ defaultMetrics: false }), logger },
       term,

@@ -164,7 +164,7 @@ export async function benchIps(env: Env, steps: number[], record: ScaleRecord): 
     // A burst: 1,000 more IPs due at the same millisecond, with the leader's backpressure loop
     // running at a threshold that does not bind (bench:pipeline C).
     const settings = { ...env.config.pipeline, backpressureThreshold: 2000, batchSize: 2000 };
-    const term = { task: 'crawl-scheduler', token: 1, signal: new AbortController().signal, isCurrent: () => true };
+    const term = { task: 'crawl-scheduler', token: 1, value: 'bench#1', signal: new AbortController().signal, isCurrent: () => true };
     const stopLoop = startBackpressureLoop({ scheduler, redis, settings, metrics: new Metrics({ defaultMetrics: false }), logger }, term);
     const { ours: late, plain: plainLate } = await burstsInTurns(
       env,

@@ -10,6 +10,8 @@ export interface LeaderTerm {
   readonly task: string;
   /** Fencing token: grows with every new term of this task, across instances. */
   readonly token: number;
+  /** What the task's lease key holds during this term: a fenced write in Lua compares the key to it. */
+  readonly value: string;
   /** Aborted the moment the term ends (renewal lost, local deadline passed, release, shutdown). */
   readonly signal: AbortSignal;
   /**

@@ -15,6 +15,7 @@
  *       │                    ▼
  *       └── stops awaited, lease released if still ours ── ending ──(shutdown)──▶ closed
  */
+import { randomUUID } from 'node:crypto';
 import { OutageLog } from '../lib/outage-log.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -79,8 +80,6 @@ interface TaskLease {
   nextOpAt: number;
   /** A Redis command of this lease is in flight. */
   busy: boolean;
-  /** The value of this process's last term, which it may take back while nobody else holds it. */
-  lastValue: string;
   ending: Promise<void> | undefined;
 }
 
@@ -95,6 +94,8 @@ export class LeaseManager implements Leadership {
   private readonly renewEvery: number;
   private readonly isLeaderGauge;
   private readonly changes;
+  /** This process's owner id in its lease values: a value it wrote is one it may take back (lease-acquire.lua). */
+  private readonly owner = randomUUID();
 
   constructor(private readonly deps: LeaseManagerDeps) {
     this.renewEvery = renewEveryMs(deps.ttlMs);
@@ -130,7 +131,6 @@ export class LeaseManager implements Leadership {
         term: undefined,
         nextOpAt: 0,
         busy: false,
-        lastValue: '',
         ending: undefined,
       };
       this.tasks.set(name, lease);
@@ -206,17 +206,13 @@ export class LeaseManager implements Leadership {
     w.busy = true;
     const sentAt = performance.now();
     try {
-      const [taken, n] = await acquireLease.run<[number, number]>(
-        redis,
-        { lease: w.key, tokenCounter: w.tokenKey },
-        { instanceId, ttlMs, previousValue: w.lastValue },
-      );
+      const [taken, n] = await acquireLease.run<[number, number]>(redis, { lease: w.key, tokenCounter: w.tokenKey }, { instanceId, ttlMs, owner: this.owner });
       this.redisReachable();
       if (taken !== 1) {
         w.nextOpAt = performance.now() + nextAttemptDelayMs(ttlMs, n);
         return;
       }
-      const value = leaseValue(instanceId, n);
+      const value = leaseValue(instanceId, n, this.owner);
       if (this.closing) {
         await deleteIfEquals(redis, w.key, value).catch(() => undefined);
         return;
@@ -266,7 +262,6 @@ export class LeaseManager implements Leadership {
     const term = new Term(w.name, token, value, deadline);
     w.term = term;
     w.state = 'held';
-    w.lastValue = value;
     this.isLeaderGauge.set({ work: w.name }, 1);
     this.changes.inc({ work: w.name, event: 'acquired' });
     this.deps.logger.info({ work: w.name, term: token }, 'lease acquired: starting singleton work');

@@ -5,7 +5,6 @@
  * checks in Redis that this term still holds the leader's lease (LEADER_TASK).
  */
 import type { Logger } from '../logging/logger.js';
-import { leaseValue } from './lease-scripts.js';
 import type { LeaderTerm } from './leadership.js';
 import { encodeBody, type SharedConfigContent, type SharedConfigView } from './shared-config.js';
 import type { SharedConfigStore } from './shared-config-store.js';
@@ -24,9 +23,8 @@ export type PublishOutcome = { kind: 'published'; version: number; digest: strin
 export async function publishSharedConfig(deps: PublishDeps, term: LeaderTerm): Promise<PublishOutcome> {
   const content = await deps.compute();
   if (!term.isCurrent()) return { kind: 'not-leader' };
-  const value = leaseValue(deps.instanceId, term.token);
   const { body, digest } = encodeBody({ generatedAt: new Date().toISOString(), generatedBy: deps.instanceId }, content);
-  const result = await deps.store.publish(value, digest, body, deps.ttlMs);
+  const result = await deps.store.publish(term.value, digest, body, deps.ttlMs);
   if (result.kind === 'not-leader') return result;
   if (result.kind === 'unchanged') return { kind: 'unchanged', digest };
   const { version } = result;

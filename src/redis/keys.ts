@@ -79,7 +79,7 @@ export function createKeys(prefix: string) {
     messagePersistDead: (shard: number) => `${p}:messages:persist:{persist-${shard}}:dead`,
 
     // cluster
-    /** Lease of one singleton task (value "<instance>#<token>"); its fencing-token counter shares the slot. */
+    /** Lease of one singleton task (value "<instance>#<token>@<owner>", lease-scripts.ts); its fencing-token counter shares the slot. */
     lease: (work: string) => `${p}:cluster:lease:{${work}}`,
     leaseToken: (work: string) => `${p}:cluster:lease:{${work}}:token`,
     /** Shared config and its version live in the slot of the leader's lease (task `cluster`): publishing checks the lease. */

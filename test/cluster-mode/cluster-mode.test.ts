@@ -317,11 +317,13 @@ describe('platform on a 3-master Redis Cluster', () => {
       return async () => undefined;
     });
     await waitFor(() => terms.length === 1 && c.leadership.isLeader('cluster-mode-probe'), { message: 'whileLeader work did not start' });
-    expect(await probe.get(c.keys.lease('cluster-mode-probe'))).toBe(`${c.instanceId}#${terms[0]!.token}`);
+    expect(await probe.get(c.keys.lease('cluster-mode-probe'))).toBe(terms[0]!.value);
+    expect(terms[0]!.value.startsWith(`${c.instanceId}#${terms[0]!.token}@`)).toBe(true);
 
     // Two more instances compete for one work with a 2 s lease: one holder, renewed, handed over on release.
     const connections = new RedisConnections(c.connections.target, { connectTimeoutMs: 2000, commandTimeoutMs: 1000 }, silentLogger());
     const started: string[] = [];
+    const values: string[] = [];
     const managers = ['lease-a', 'lease-b'].map((id) => {
       const m = new LeaseManager({
         redis: connections.create('command', id),
@@ -333,6 +335,7 @@ describe('platform on a 3-master Redis Cluster', () => {
       });
       m.whileLeader('cluster-mode-contest', async (term) => {
         started.push(`${id}#${term.token}`);
+        values.push(term.value);
         return async () => undefined;
       });
       return m;
@@ -350,7 +353,8 @@ describe('platform on a 3-master Redis Cluster', () => {
       expect(started).toHaveLength(2);
       const [firstToken, secondToken] = started.map((s) => Number(s.split('#')[1]));
       expect(secondToken).toBeGreaterThan(firstToken!);
-      expect(await probe.get(c.keys.lease('cluster-mode-contest'))).toBe(started[1]);
+      expect(await probe.get(c.keys.lease('cluster-mode-contest'))).toBe(values[1]);
+      expect(values[1]!.startsWith(`${started[1]}@`)).toBe(true);
     } finally {
       await Promise.all(managers.map((m) => m.stop()));
       await connections.close();

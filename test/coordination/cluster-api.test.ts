@@ -113,7 +113,7 @@ describe('cluster API on one process', () => {
   });
 
   it('releases its lease and leaves the registry when it stops', async () => {
-    expect(await probe.get(keys.lease('cluster'))).toMatch(/^solo-1#\d+$/);
+    expect(await probe.get(keys.lease('cluster'))).toMatch(/^solo-1#\d+@[0-9a-f-]{36}$/);
     await t.platform.stop();
     expect(await probe.get(keys.lease('cluster'))).toBeNull();
     expect(await probe.get(keys.instance('solo-1'))).toBeNull();

@@ -135,6 +135,29 @@ describe('lease manager', () => {
     expect(terms).toHaveLength(2);
   });
 
+  it('takes back a lease its own late acquisition left behind, without waiting for its TTL', async () => {
+    // A lease of 20 s, far longer than a retry after an error (TTL/10 = 2 s). Another work first:
+    // the client is connected and the script in Redis's cache (the paused EVALSHA below runs, no NOSCRIPT).
+    const ttlMs = 20_000;
+    const a = manager('a', ttlMs);
+    a.whileLeader('warm-up', work('a'));
+    await waitFor(() => a.isLeader('warm-up'));
+    // Writes paused longer than the client's 300 ms timeout: the acquisition fails here and runs
+    // when the pause ends, leaving a lease this process never learnt it holds.
+    await probe.call('CLIENT', 'PAUSE', '1000', 'WRITE');
+    const terms: LeaderTerm[] = [];
+    a.whileLeader('w', work('a', terms));
+    await waitFor(async () => (await probe.get(keys.lease('w'))) !== null, { message: 'the late acquisition did not run' });
+    const orphan = (await probe.get(keys.lease('w')))!;
+    expect(orphan).toMatch(/^a#1@/);
+    expect(a.isLeader('w')).toBe(false);
+    await waitFor(() => a.isLeader('w'), { timeoutMs: ttlMs / 2, message: 'the lease left by the late acquisition was not taken back' });
+    expect(terms[0]!.token).toBe(2);
+    expect(await probe.get(keys.lease('w'))).toBe(terms[0]!.value);
+    // The same owner: the late value was this process's.
+    expect(terms[0]!.value.slice(terms[0]!.value.indexOf('@'))).toBe(orphan.slice(orphan.indexOf('@')));
+  });
+
   it('releases the lease on shutdown so that another instance takes over without waiting for the TTL', async () => {
     const long = 6000;
     const [a, b] = [manager('a', long), manager('b', long)];

@@ -280,7 +280,7 @@ describe('jobs meeting an outage', () => {
     const queues = new QueueRegistry({ config, connections, keys });
     const reader = new Queue('maintenance', { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: keys.bullPrefix });
     reader.on('error', () => undefined);
-    const term: LeaderTerm = { task: 'leader', token: 7, signal: new AbortController().signal, isCurrent: () => true };
+    const term: LeaderTerm = { task: 'leader', token: 7, value: 'test#7', signal: new AbortController().signal, isCurrent: () => true };
     const started = gate();
     const proceed = gate();
     let runs = 0;
