@@ -14,14 +14,14 @@ export interface OutageReport<C> {
 }
 
 export class OutageLog<C = unknown> {
-  private down = false;
+  /** Failures since the outage began; down while above 0. */
   private failed = 0;
 
   constructor(private readonly report: OutageReport<C>) {}
 
   /** Whether the last report was a failure. */
   get isDown(): boolean {
-    return this.down;
+    return this.failed > 0;
   }
 
   /** Failures reported since the outage began (0 while up). */
@@ -30,14 +30,12 @@ export class OutageLog<C = unknown> {
   }
 
   failure(cause: C): void {
-    if (!this.down) this.report.began(cause);
-    this.down = true;
+    if (!this.isDown) this.report.began(cause);
     this.failed++;
   }
 
   success(): void {
-    if (this.down) this.report.ended(this.failed);
-    this.down = false;
+    if (this.isDown) this.report.ended(this.failed);
     this.failed = 0;
   }
 }

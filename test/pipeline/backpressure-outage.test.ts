@@ -70,20 +70,29 @@ describe('backpressure rounds while Redis is down', () => {
     await redis?.destroy();
   });
 
-  it('logs the failures once when they begin and once when a round succeeds again; the metrics count every one', { timeout: 120_000 }, async () => {
+  /**
+   * Once rounds run, stops Redis until `until` is met and starts it again. Returns where the
+   * output and the failed-rounds count stood when Redis stopped.
+   */
+  async function redisDownUntil(until: (at: { from: number; failedBefore: number }) => Promise<unknown>): Promise<{ from: number; failedBefore: number }> {
     await waitFor(async () => (await rounds('ok')) >= 3, { timeoutMs: 30_000, message: 'no backpressure round ran' });
-    const failedBefore = await rounds('failed');
-    const from = p.output().length;
-
+    const at = { failedBefore: await rounds('failed'), from: p.output().length };
     await redis.stop();
     try {
-      await waitFor(async () => (await rounds('failed')) - failedBefore >= OUTAGE_ROUNDS, {
-        timeoutMs: 60_000,
-        message: `fewer than ${OUTAGE_ROUNDS} rounds failed while Redis was down`,
-      });
+      await until(at);
     } finally {
       redis = await redis.restart();
     }
+    return at;
+  }
+
+  it('logs the failures once when they begin and once when a round succeeds again; the metrics count every one', { timeout: 120_000 }, async () => {
+    const { from, failedBefore } = await redisDownUntil(({ failedBefore }) =>
+      waitFor(async () => (await rounds('failed')) - failedBefore >= OUTAGE_ROUNDS, {
+        timeoutMs: 60_000,
+        message: `fewer than ${OUTAGE_ROUNDS} rounds failed while Redis was down`,
+      }),
+    );
     const okBefore = await rounds('ok');
     await waitFor(async () => (await rounds('ok')) > okBefore, { timeoutMs: 30_000, message: 'no round succeeded after Redis came back' });
     const failedDuring = (await rounds('failed')) - failedBefore;
@@ -98,16 +107,9 @@ describe('backpressure rounds while Redis is down', () => {
   });
 
   it('closes the log when the outage outlasts the lease and the loop ends with its term', { timeout: 120_000 }, async () => {
-    await waitFor(async () => (await rounds('ok')) >= 3, { timeoutMs: 30_000, message: 'no backpressure round ran' });
-    const failedBefore = await rounds('failed');
-    const from = p.output().length;
-
-    await redis.stop();
-    try {
-      await waitFor(() => lines(from).find((l) => l.msg === TERM_END_LINE), { timeoutMs: 3 * LEADER_TTL_MS, message: 'the loop did not end with its term' });
-    } finally {
-      redis = await redis.restart();
-    }
+    const { from, failedBefore } = await redisDownUntil(({ from }) =>
+      waitFor(() => lines(from).some((l) => l.msg === TERM_END_LINE), { timeoutMs: 3 * LEADER_TTL_MS, message: 'the loop did not end with its term' }),
+    );
     const failedDuring = (await rounds('failed')) - failedBefore;
 
     expect(lines(from).some((l) => l.msg === 'lease lost: stopping singleton work' && l.work === 'crawl-scheduler')).toBe(true);
