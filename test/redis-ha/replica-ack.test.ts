@@ -20,6 +20,10 @@ import { startTestRedisCluster, type TestRedisCluster } from '../support/redis-c
 import { waitFor } from '../support/wait.js';
 
 const OPTIONS = { connectTimeoutMs: 1000, commandTimeoutMs: 1000 };
+/** The WAIT limit where the replica is to confirm: WAIT returns at its answer, so only a stalled replica makes it count. */
+const CONFIRM_WITHIN_MS = 5000;
+/** The client's own command limit above that WAIT's. */
+const CONFIRM_OPTIONS = { ...OPTIONS, commandTimeoutMs: CONFIRM_WITHIN_MS + 1000 };
 
 describe('WAIT after a write, on a master with one replica', () => {
   let master: TestRedis;
@@ -29,7 +33,7 @@ describe('WAIT after a write, on a master with one replica', () => {
   beforeAll(async () => {
     master = await startTestRedis();
     replica = await startTestRedis({ extraArgs: ['--replicaof', '127.0.0.1', String(master.port), '--repl-diskless-sync-delay', '0'] });
-    client = createRedisClient({ kind: 'single', url: master.url }, 'command', OPTIONS, 'replica-ack-test');
+    client = createRedisClient({ kind: 'single', url: master.url }, 'command', CONFIRM_OPTIONS, 'replica-ack-test');
     client.on('error', () => undefined);
     const probe = new Redis(master.url);
     await waitFor(async () => /state=online/.test(await probe.info('replication')), { message: 'the replica did not attach' });
@@ -42,8 +46,11 @@ describe('WAIT after a write, on a master with one replica', () => {
   });
 
   it('confirms a write its replica holds, and reports one it does not hold after the timeout', async () => {
+    // A wide limit where the replica is to confirm (WAIT returns as soon as it does, within
+    // milliseconds, but a loaded machine has held a replica's answer past 150 ms), a short one where
+    // it cannot.
+    expect(await new ReplicaAck({ replicas: 1, timeoutMs: CONFIRM_WITHIN_MS }).write(client, 'k1', () => client.set('k1', 'a'))).toBe('OK');
     const ack = new ReplicaAck({ replicas: 1, timeoutMs: 150 });
-    expect(await ack.write(client, 'k1', () => client.set('k1', 'a'))).toBe('OK');
 
     process.kill(replica.pid, 'SIGSTOP');
     try {
@@ -60,8 +67,8 @@ describe('WAIT after a write, on a master with one replica', () => {
     } finally {
       process.kill(replica.pid, 'SIGCONT');
     }
-    // More replicas than there are: never confirmed.
-    const two = new ReplicaAck({ replicas: 2, timeoutMs: 100 });
+    // More replicas than there are: never confirmed (the one there is confirms within the limit).
+    const two = new ReplicaAck({ replicas: 2, timeoutMs: 1000 });
     const { shortfall } = await two.afterWrite(client, 'k4', () => client.set('k4', 'y'));
     expect(shortfall?.acknowledged).toBe(1);
     // Off: nothing waited for.
@@ -69,11 +76,11 @@ describe('WAIT after a write, on a master with one replica', () => {
   });
 
   it('confirms a write queued while the connection was still being made (it goes out on that first connection)', async () => {
-    const fresh = createRedisClient({ kind: 'single', url: master.url }, 'bullmq', OPTIONS, 'fresh');
+    const fresh = createRedisClient({ kind: 'single', url: master.url }, 'bullmq', CONFIRM_OPTIONS, 'fresh');
     fresh.on('error', () => undefined);
     try {
       expect(fresh.status).not.toBe('ready');
-      const ack = new ReplicaAck({ replicas: 1, timeoutMs: 500 });
+      const ack = new ReplicaAck({ replicas: 1, timeoutMs: CONFIRM_WITHIN_MS });
       expect(await ack.write(fresh, 'k7', () => fresh.set('k7', 'early'))).toBe('OK');
     } finally {
       fresh.disconnect();
@@ -107,7 +114,12 @@ describe('WAIT on a Redis Cluster goes to the master of the key’s slot', () =>
 
   beforeAll(async () => {
     cluster = await startTestRedisCluster({ masters: 3, replicas: 1 });
-    client = createRedisClient({ kind: 'cluster', nodes: cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })) }, 'command', OPTIONS, 'ack-cluster');
+    client = createRedisClient(
+      { kind: 'cluster', nodes: cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })) },
+      'command',
+      CONFIRM_OPTIONS,
+      'ack-cluster',
+    );
     client.on('error', () => undefined);
     await waitFor(() => client.status === 'ready' && (client as Cluster).slots.length > 0, { message: 'cluster client not ready' });
   });
@@ -118,20 +130,21 @@ describe('WAIT on a Redis Cluster goes to the master of the key’s slot', () =>
 
   it('falls short for a key on the master whose replica is stopped, and confirms a key on another master', async () => {
     const ack = new ReplicaAck({ replicas: 1, timeoutMs: 200 });
+    const confirming = new ReplicaAck({ replicas: 1, timeoutMs: CONFIRM_WITHIN_MS });
     const a = '{ack-a}:k';
     const masterA = await cluster.ownerOf(keySlot(a));
     let b = '';
     for (let n = 0; !b; n++) if ((await cluster.ownerOf(keySlot(`{ack-b${n}}:k`))) !== masterA) b = `{ack-b${n}}:k`;
     const [replicaA] = await cluster.replicasOf(masterA);
     // Both confirmed while every replica runs: WAIT found the write's connection each time.
-    expect(await ack.write(client, a, () => client.set(a, '1'))).toBe('OK');
-    expect(await ack.write(client, b, () => client.set(b, '1'))).toBe('OK');
+    expect(await confirming.write(client, a, () => client.set(a, '1'))).toBe('OK');
+    expect(await confirming.write(client, b, () => client.set(b, '1'))).toBe('OK');
     cluster.pause(replicaA!);
     try {
       const onA = await ack.afterWrite(client, a, () => client.set(a, '2'));
       expect(onA.shortfall?.acknowledged).toBe(0);
-      // Sent to any other node, WAIT would have answered at once with that node's replica count.
-      expect(await ack.write(client, b, () => client.set(b, '2'))).toBe('OK');
+      // Sent to any other node, WAIT would have answered with that node's replica count (A's: 0).
+      expect(await confirming.write(client, b, () => client.set(b, '2'))).toBe('OK');
     } finally {
       cluster.resume(replicaA!);
     }
