@@ -59,11 +59,9 @@ describe('rescheduling after final failures', () => {
     expect(pending[0]!.delay).toBeGreaterThan(7000_000);
     // The crawl's flow: its parent ran without a result and moved the chain on (the chain moves
     // first, the parent completes once the next crawl is recorded).
+    // The state first, then the job: a job read before it completed keeps no return value.
     const parent = await waitFor(
-      async () => {
-        const job = await q.results.getJob(`result-${failedTask}`);
-        return job && (await job.getState()) === 'completed' ? job : undefined;
-      },
+      async () => ((await q.results.getJobState(`result-${failedTask}`)) === 'completed' ? q.results.getJob(`result-${failedTask}`) : undefined),
       { message: "the crawl's parent did not complete" },
     );
     expect(parent.returnvalue).toMatchObject({ status: 'crawl_failed', reason: 'marketplace unreachable for broken-unlucky', nextTaskId: next });
