@@ -52,7 +52,7 @@ import { testEnv } from '../test/support/env.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
 import { processCpuUs } from './http-load.js';
 import { spawnPlatform, type PlatformProcess } from '../test/support/processes.js';
-import { median } from './stats.js';
+import { loadAverages, median, runsOption } from './stats.js';
 
 const DOMAINS = 100;
 const FEEDS = 1000;
@@ -367,13 +367,8 @@ function parseBench(runs: number): ParseRow[] {
 }
 
 function printParse(): void {
-  const runsArg = process.argv.find((a) => a.startsWith('--runs='));
-  const runs = runsArg ? Math.max(1, Number(runsArg.slice('--runs='.length))) : 5;
-  const load = () =>
-    os
-      .loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' / ');
+  const runs = runsOption(5);
+  const load = loadAverages;
   console.log(
     `\nparse throughput, ~5 MB documents, MB/s of CPU time per parse (median of ${runs} rounds of ${CALLS_PER_ROUND} parses each, whole path and parser alone alternating), ` +
       `${os.cpus()[0]?.model ?? 'unknown CPU'} × ${os.cpus().length}, load ${load()}:`,

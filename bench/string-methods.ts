@@ -19,11 +19,15 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median } from './stats.js';
+import { loadAverages, median, runsOption } from './stats.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
-type Figures = Record<string, number>;
+/** One child's measures: whether String.prototype had fast properties, and CPU ms per call of each operation. */
+interface Figures {
+  fast: boolean;
+  ms: Record<string, number>;
+}
 
 /** The child: loads ioredis when asked, then measures; prints one JSON line. */
 async function child(withIoredis: boolean): Promise<void> {
@@ -44,8 +48,7 @@ async function child(withIoredis: boolean): Promise<void> {
   };
   const doc = new TextEncoder().encode(rssDocument('http://bench.test', 'b', 9_500, { pad: 4 }));
   const text = new TextDecoder().decode(doc);
-  const figures: Figures = {
-    'String.prototype in fast mode': hasFastProperties(String.prototype) ? 1 : 0,
+  const figures: Figures['ms'] = {
     'charCodeAt, every char': ms(() => {
       let x = 0;
       for (let i = 0; i < s.length; i++) x += s.charCodeAt(i);
@@ -74,7 +77,7 @@ async function child(withIoredis: boolean): Promise<void> {
     'feed parse, whole path (5 MB RSS)': ms(() => parseFeedDocument(doc, null, 'http://bench.test/feed'), 6),
     'feedsmith alone (5 MB RSS)': ms(() => parseRssFeed(text), 6),
   };
-  console.log(JSON.stringify(figures));
+  console.log(JSON.stringify({ fast: hasFastProperties(String.prototype), ms: figures } satisfies Figures));
 }
 
 function run(withIoredis: boolean): Figures {
@@ -84,28 +87,23 @@ function run(withIoredis: boolean): Figures {
 }
 
 function main(): void {
-  const runsArg = process.argv.find((a) => a.startsWith('--runs='));
-  const runs = runsArg ? Math.max(1, Number(runsArg.slice('--runs='.length))) : 3;
+  const runs = runsOption(3);
   const without: Figures[] = [];
   const withIt: Figures[] = [];
   for (let r = 0; r < runs; r++) {
     without.push(run(false));
     withIt.push(run(true));
   }
-  const load = os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' / ');
   console.log(
-    `\nCPU ms per call, median of ${runs} rounds (two fresh processes a round, alternating), ${os.cpus()[0]?.model ?? 'unknown CPU'} × ${os.cpus().length}, load ${load}:`,
+    `\nCPU ms per call, median of ${runs} rounds (two fresh processes a round, alternating), ${os.cpus()[0]?.model ?? 'unknown CPU'} × ${os.cpus().length}, load ${loadAverages()}:`,
   );
   console.log(`  ${'operation'.padEnd(36)} ${'baseline'.padStart(10)} ${'+ ioredis'.padStart(10)}   ratio`);
-  for (const name of Object.keys(without[0]!)) {
-    const a = median(without.map((f) => f[name]!));
-    const b = median(withIt.map((f) => f[name]!));
-    const fast = name.startsWith('String.prototype');
-    const fmt = (v: number) => (fast ? (v ? 'yes' : 'no') : v.toFixed(3)).padStart(10);
-    console.log(`  ${name.padEnd(36)} ${fmt(a)} ${fmt(b)}   ${fast ? '' : `${(b / a).toFixed(2)}x`}`);
+  const fast = (figures: Figures[]) => (figures.every((f) => f.fast) ? 'yes' : figures.some((f) => f.fast) ? 'mixed' : 'no');
+  console.log(`  ${'String.prototype in fast mode'.padEnd(36)} ${fast(without).padStart(10)} ${fast(withIt).padStart(10)}`);
+  for (const name of Object.keys(without[0]!.ms)) {
+    const a = median(without.map((f) => f.ms[name]!));
+    const b = median(withIt.map((f) => f.ms[name]!));
+    console.log(`  ${name.padEnd(36)} ${a.toFixed(3).padStart(10)} ${b.toFixed(3).padStart(10)}   ${(b / a).toFixed(2)}x`);
   }
   console.log('  baseline: a node process that loads only what it measures; + ioredis: the same after `import "ioredis"`, as every platform process');
 }
