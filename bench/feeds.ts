@@ -13,8 +13,17 @@
  * time to a domain's first request, the mean gap per domain (the spacing plus what a turn costs)
  * and the wake-ups per refresh (1 = each job was taken once, at its turn) explain the ratio.
  *
- * Parse: MB/s of the feed parse against the parser library alone, on 5 MB documents
- * (bench/feed-parse.ts says how).
+ * Parse: MB/s of parseFeedDocument, the whole path a refresh runs on a body (decode, XML
+ * well-formedness check, feedsmith, mapping, URL resolution, plain-text titles, sanitizing of
+ * summary and content) on 5 MB RSS 2.0, Atom 1.0 and JSON Feed documents, plus an RSS document
+ * whose items carry a typical rich article (links, images with srcset, a table, a code block, and
+ * a script, an iframe and handlers to strip). Beside each, in the same run and alternating with
+ * it, the parser library alone (feedsmith's parse of the same decoded text) and the ratio of the
+ * two: targets >= 0.8x on RSS and Atom, >= 0.5x on the rich articles. CPU time per parse
+ * (process.cpuUsage), steadier than wall time on a shared machine. JSON.parse of the JSON Feed
+ * document shows the native parser's speed, as a ceiling. `--runs=N` sets the number of rounds (5),
+ * each of several parses (see alternating); the range of the rounds' ratios is printed beside
+ * their median.
  *
  * Starts its own redis-server and PostgreSQL cluster and removes them afterwards.
  * `npm run bench:feeds -- --parse-only` runs the parse part alone (no services, no processes).
@@ -23,24 +32,27 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parseAtomFeed, parseJsonFeed, parseRssFeed } from 'feedsmith';
 import pg from 'pg';
 import { loadConfig } from '../src/config/index.js';
 import { createDatabase } from '../src/db/client.js';
 import { applyMigrations } from '../src/db/migrate.js';
 import { domainOf } from '../src/feeds/domain-gate.js';
 import { wireFeeds } from '../src/feeds/wiring.js';
+import { decodeFeedBody } from '../src/feeds/decode-body.js';
+import { parseFeedDocument } from '../src/feeds/parse-feed.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { QueueRegistry } from '../src/queues/registry.js';
 import { connectionOptions } from '../src/redis/connection.js';
 import { RedisConnections } from '../src/redis/connections.js';
 import { createKeys } from '../src/redis/keys.js';
 import { startRedisServer } from '../src/services/redis-server-process.js';
-import { startFeedServer, type FeedServer } from '../test/fixtures/feeds/feed-server.js';
+import { rssDocument, startFeedServer, type FeedServer } from '../test/fixtures/feeds/feed-server.js';
 import { testEnv } from '../test/support/env.js';
 import { startPostgresCluster } from '../test/support/postgres-cluster.js';
 import { processCpuUs } from './http-load.js';
 import { spawnPlatform, type PlatformProcess } from '../test/support/processes.js';
-import { printParse } from './feed-parse.js';
+import { loadAverages, median, runsOption } from './stats.js';
 
 const DOMAINS = 100;
 const FEEDS = 1000;
@@ -171,6 +183,221 @@ async function round(spec: RoundSpec, ctx: { redisUrl: string; dbUrl: string; da
   }
 }
 
+function atomDocument(items: number, pad: number): string {
+  const filler = ' lorem ipsum dolor sit amet'.repeat(pad);
+  const entries = Array.from(
+    { length: items },
+    (_, i) =>
+      `<entry><title>Entry ${i}</title><id>urn:bench:${i}</id><updated>2024-01-01T00:00:00Z</updated><link rel="alternate" href="http://bench.test/e/${i}"/>` +
+      `<author><name>Author ${i % 7}</name></author><summary>Summary ${i}${filler}</summary><content type="html">&lt;p&gt;Body ${i}${filler}&lt;/p&gt;</content></entry>`,
+  );
+  return `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Bench</title><id>urn:bench</id><updated>2024-01-01T00:00:00Z</updated>${entries.join('\n')}</feed>`;
+}
+
+function jsonFeedDocument(items: number, pad: number): string {
+  const filler = ' lorem ipsum dolor sit amet'.repeat(pad);
+  return JSON.stringify({
+    version: 'https://jsonfeed.org/version/1.1',
+    title: 'Bench',
+    items: Array.from({ length: items }, (_, i) => ({
+      id: `urn:bench:${i}`,
+      url: `http://bench.test/j/${i}`,
+      title: `Item ${i}`,
+      summary: `Summary ${i}${filler}`,
+      content_html: `<p>Body ${i}${filler}</p>`,
+      date_published: '2024-01-01T00:00:00Z',
+      authors: [{ name: `Author ${i % 7}` }],
+    })),
+  });
+}
+
+const RICH_ARTICLE =
+  '<p>Intro with <a href="/posts/older">a relative link</a>, <em>emphasis</em> and <code>inline()</code>.</p>' +
+  '<figure><img src="img/photo.jpg" srcset="img/photo.jpg 1x, img/photo@2x.jpg 2x" alt="photo" width="640" height="480" onerror="track()"><figcaption>Caption</figcaption></figure>' +
+  '<table><thead><tr><th>Name</th><th>Value</th></tr></thead><tbody><tr><td>a</td><td>1</td></tr><tr><td colspan="2">b</td></tr></tbody></table>' +
+  '<pre class="language-js"><code class="language-js">const x = a &lt; b &amp;&amp; c;</code></pre>' +
+  '<ul><li>one</li><li>two <a href="https://other.example/x" target="_blank">out</a></li></ul>' +
+  '<blockquote cite="/source">Quoted</blockquote><script>analytics()</script><iframe src="https://video.example/embed/1"></iframe>' +
+  '<p style="color:red" onclick="x()">Closing paragraph of the article, with a few words to read.</p>';
+
+function richRssDocument(items: number): string {
+  const parts = [
+    '<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel><title>Rich</title><link>http://bench.test/</link><description>d</description>',
+  ];
+  for (let i = 0; i < items; i++) {
+    parts.push(
+      `<item><title>Rich &lt;b&gt;item&lt;/b&gt; ${i}</title><link>/rich/${i}</link><guid isPermaLink="false">rich-${i}</guid><pubDate>Mon, 01 Jan 2024 00:00:00 GMT</pubDate>` +
+        `<description><![CDATA[<p>Summary of <b>item ${i}</b> with <a href="/rich/${i}">a link</a>.</p>]]></description><content:encoded><![CDATA[${RICH_ARTICLE}]]></content:encoded></item>`,
+    );
+  }
+  parts.push('</channel></rss>');
+  return parts.join('\n');
+}
+
+/** Items needed for a ~5 MB document of the given generator. */
+function sized(make: (items: number) => string, targetBytes = 5 * 1024 * 1024): Uint8Array {
+  const probe = Buffer.byteLength(make(100));
+  return new TextEncoder().encode(make(Math.ceil((targetBytes / probe) * 100)));
+}
+
+/** CPU milliseconds (user + system) this process spends in one call of `fn`. */
+function cpuMs(fn: () => unknown): number {
+  const before = process.cpuUsage();
+  fn();
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000;
+}
+
+/**
+ * `a` and `b` in alternating rounds: in each, a runs once unmeasured then CALLS_PER_ROUND times
+ * measured, then b the same way. The median over rounds of the mean CPU time of each, and of the
+ * per-round ratio b/a. CPU rather than wall time, and alternation, keep the comparison fair on a
+ * machine other work slows down at random; the unmeasured run absorbs the garbage collection the
+ * other one left (the whole path allocates more than the parser alone), so each is measured in its
+ * own steady state. Several calls a round, because a full collection of the old generation falls
+ * every few parses of a 5 MB document: with two calls a round one round's ratio moved by ±0.2 and
+ * the median of five by ±0.1 from run to run; with six, by about ±0.05 and ±0.03.
+ */
+const CALLS_PER_ROUND = 6;
+
+function alternating(a: () => unknown, b: () => unknown, rounds: number): { a: number; b: number; ratio: number; ratios: number[] } {
+  const as: number[] = [];
+  const bs: number[] = [];
+  const ratios: number[] = [];
+  const measure = (fn: () => unknown) => {
+    fn();
+    let sum = 0;
+    for (let c = 0; c < CALLS_PER_ROUND; c++) sum += cpuMs(fn);
+    return sum / CALLS_PER_ROUND;
+  };
+  for (let i = 0; i < rounds; i++) {
+    const ta = measure(a);
+    const tb = measure(b);
+    as.push(ta);
+    bs.push(tb);
+    ratios.push(tb / ta);
+  }
+  return { a: median(as), b: median(bs), ratio: median(ratios), ratios };
+}
+
+interface ParseRow {
+  name: string;
+  mb: number;
+  items: number;
+  /** MB/s of CPU time, the whole path (parseFeedDocument). */
+  whole: number;
+  /** MB/s of CPU time, the parser library alone on the same decoded text (null: none). */
+  library: number | null;
+  /** whole MB/s / library MB/s, the median of alternating pairs. */
+  ratio: number | null;
+  /** The lowest and highest of the rounds' ratios. */
+  range: [number, number] | null;
+  target: number | null;
+  /** CPU ms per parse reading every item, and reading only the first STORED_ARTICLES articles as a refresh does (null: not measured). */
+  stored: { allMs: number; storedMs: number } | null;
+}
+
+/** What a refresh reads of a document by default: FEED_MAX_ITEMS_PER_DOCUMENT (1000). */
+const STORED_ARTICLES = 1000;
+
+function parseBench(runs: number): ParseRow[] {
+  const pad = 4;
+  // Each document is made just before it is measured and let go after: the heap holds one at a
+  // time, as a worker's does.
+  const documents = [
+    { name: 'RSS 2.0', make: () => sized((n) => rssDocument('http://bench.test', 'bench', n, { pad })), library: parseRssFeed, target: 0.8 },
+    { name: 'Atom 1.0', make: () => sized((n) => atomDocument(n, pad)), library: parseAtomFeed, target: 0.8 },
+    { name: 'JSON Feed 1.1', make: () => sized((n) => jsonFeedDocument(n, pad)), library: parseJsonFeed, target: null },
+    { name: 'RSS 2.0, rich HTML articles', make: () => sized((n) => richRssDocument(n)), library: parseRssFeed, target: 0.5 },
+  ];
+  const rows: ParseRow[] = [];
+  for (const { name, make, library, target } of documents) {
+    const doc = make();
+    // The parser's input as the whole path hands it over: decoded, leading whitespace removed.
+    const text = decodeFeedBody(doc, null).text.replace(/^[\s\uFEFF]+/, '');
+    const items = parseFeedDocument(doc, 'application/xml', 'http://bench.test/feed').articles.length;
+    const mb = doc.byteLength / 1024 / 1024;
+    const {
+      a: libraryMs,
+      b: wholeMs,
+      ratio,
+      ratios,
+    } = alternating(
+      () => library(text),
+      () => parseFeedDocument(doc, null, 'http://bench.test/feed'),
+      runs,
+    );
+    // What a refresh spends: it reads only the articles it stores (parse-feed.ts maxArticles).
+    const { a: allMs, b: storedMs } = alternating(
+      () => parseFeedDocument(doc, null, 'http://bench.test/feed'),
+      () => parseFeedDocument(doc, null, 'http://bench.test/feed', { maxArticles: STORED_ARTICLES }),
+      Math.min(runs, 3),
+    );
+    rows.push({
+      name,
+      mb,
+      items,
+      whole: mb / (wholeMs / 1000),
+      library: mb / (libraryMs / 1000),
+      ratio: 1 / ratio,
+      range: [1 / Math.max(...ratios), 1 / Math.min(...ratios)],
+      target,
+      stored: { allMs, storedMs },
+    });
+    if (library === parseJsonFeed) {
+      const jsonMs = alternating(
+        () => JSON.parse(new TextDecoder().decode(doc)),
+        () => undefined,
+        runs,
+      ).a;
+      rows.push({
+        name: 'baseline: JSON.parse of the JSON Feed',
+        mb,
+        items,
+        whole: mb / (jsonMs / 1000),
+        library: null,
+        ratio: null,
+        range: null,
+        target: null,
+        stored: null,
+      });
+    }
+  }
+  return rows;
+}
+
+function printParse(): void {
+  const runs = runsOption(5);
+  const load = loadAverages;
+  console.log(
+    `\nparse throughput, ~5 MB documents, MB/s of CPU time per parse (median of ${runs} rounds of ${CALLS_PER_ROUND} parses each, whole path and parser alone alternating), ` +
+      `${os.cpus()[0]?.model ?? 'unknown CPU'} × ${os.cpus().length}, load ${load()}:`,
+  );
+  console.log('  whole path: parseFeedDocument (decode + well-formedness + feedsmith + mapping + URLs + sanitizing)');
+  console.log("  parser alone: feedsmith's parse of the same decoded text (parseRssFeed / parseAtomFeed / parseJsonFeed)");
+  console.log(`  ${'document'.padEnd(40)}   MB   items  whole MB/s  parser MB/s  whole/parser  rounds' range  target`);
+  const rows = parseBench(runs);
+  for (const r of rows) {
+    const ratio = r.ratio === null ? '' : r.ratio.toFixed(2);
+    const range = r.range === null ? '' : `${r.range[0].toFixed(2)}–${r.range[1].toFixed(2)}`;
+    const target = r.target === null ? '' : `>= ${r.target.toFixed(2)}${r.ratio !== null && r.ratio >= r.target ? '' : ' (missed)'}`;
+    console.log(
+      `  ${r.name.padEnd(40)} ${r.mb.toFixed(1)} ${String(r.items).padStart(7)} ${r.whole.toFixed(1).padStart(11)} ${(r.library === null ? '' : r.library.toFixed(1)).padStart(12)} ${ratio.padStart(13)}  ${range.padStart(13)}  ${target}`,
+    );
+  }
+  console.log(
+    `\n  a refresh reads only the first ${STORED_ARTICLES} articles it stores (FEED_MAX_ITEMS_PER_DOCUMENT): CPU ms per parse, whole path, every item / first ${STORED_ARTICLES} (median of ${Math.min(runs, 3)} alternating rounds):`,
+  );
+  for (const r of rows) {
+    if (!r.stored) continue;
+    const { allMs, storedMs } = r.stored;
+    console.log(
+      `  ${r.name.padEnd(40)} ${String(r.items).padStart(7)} items ${allMs.toFixed(0).padStart(6)} ms / ${storedMs.toFixed(0).padStart(5)} ms  (${(storedMs / allMs).toFixed(2)}x)`,
+    );
+  }
+  console.log(`  load at the end: ${load()}`);
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--parse-only')) return printParse();
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'wp-bench-feeds-'));
@@ -212,7 +439,7 @@ async function main(): Promise<void> {
     console.log(`  spacing never under ${SPACING_MS} ms: ${never ? 'yes' : 'NO'} (min ${Math.min(spaced.minGapMs, small.minGapMs).toFixed(1)} ms)`);
     if (!never) process.exitCode = 1;
 
-    await printParse();
+    printParse();
   } finally {
     await server.stop();
     await cluster.stop();
