@@ -30,9 +30,8 @@ interface Figures {
 }
 
 /** The child: loads ioredis when asked, then measures; prints one JSON line. */
-async function child(withIoredis: boolean, refasten = false): Promise<void> {
+async function child(withIoredis: boolean): Promise<void> {
   if (withIoredis) await import('ioredis');
-  if (refasten) (await import('../src/runtime/string-prototype.js')).refastenStringPrototype();
   const { parseFeedDocument } = await import('../src/feeds/parse-feed.js');
   const { rssDocument } = await import('../test/fixtures/feeds/feed-server.js');
   const { parseRssFeed } = await import('feedsmith');
@@ -81,14 +80,8 @@ async function child(withIoredis: boolean, refasten = false): Promise<void> {
   console.log(JSON.stringify({ fast: hasFastProperties(String.prototype), ms: figures } satisfies Figures));
 }
 
-function run(withIoredis: boolean, refasten = false): Figures {
-  const args = [
-    '--allow-natives-syntax',
-    '--import',
-    'tsx',
-    path.join(HERE, 'string-methods.ts'),
-    refasten ? '--child-refasten' : withIoredis ? '--child-ioredis' : '--child',
-  ];
+function run(withIoredis: boolean): Figures {
+  const args = ['--allow-natives-syntax', '--import', 'tsx', path.join(HERE, 'string-methods.ts'), withIoredis ? '--child-ioredis' : '--child'];
   const out = execFileSync(process.execPath, args, { cwd: path.join(HERE, '..'), encoding: 'utf8' });
   return JSON.parse(out.trim().split('\n').pop()!) as Figures;
 }
@@ -97,32 +90,24 @@ function main(): void {
   const runs = runsOption(3);
   const without: Figures[] = [];
   const withIt: Figures[] = [];
-  const refastened: Figures[] = [];
   for (let r = 0; r < runs; r++) {
     without.push(run(false));
     withIt.push(run(true));
-    refastened.push(run(true, true));
   }
   console.log(
-    `\nCPU ms per call, median of ${runs} rounds (three fresh processes a round, alternating), ${os.cpus()[0]?.model ?? 'unknown CPU'} × ${os.cpus().length}, load ${loadAverages()}:`,
+    `\nCPU ms per call, median of ${runs} rounds (two fresh processes a round, alternating), ${os.cpus()[0]?.model ?? 'unknown CPU'} × ${os.cpus().length}, load ${loadAverages()}:`,
   );
-  console.log(`  ${'operation'.padEnd(36)} ${'baseline'.padStart(10)} ${'+ ioredis'.padStart(10)}   ratio ${'refastened'.padStart(10)}   ratio`);
+  console.log(`  ${'operation'.padEnd(36)} ${'baseline'.padStart(10)} ${'+ ioredis'.padStart(10)}   ratio`);
   const fast = (figures: Figures[]) => (figures.every((f) => f.fast) ? 'yes' : figures.some((f) => f.fast) ? 'mixed' : 'no');
-  console.log(
-    `  ${'String.prototype in fast mode'.padEnd(36)} ${fast(without).padStart(10)} ${fast(withIt).padStart(10)}         ${fast(refastened).padStart(10)}`,
-  );
+  console.log(`  ${'String.prototype in fast mode'.padEnd(36)} ${fast(without).padStart(10)} ${fast(withIt).padStart(10)}`);
   for (const name of Object.keys(without[0]!.ms)) {
     const a = median(without.map((f) => f.ms[name]!));
     const b = median(withIt.map((f) => f.ms[name]!));
-    const c = median(refastened.map((f) => f.ms[name]!));
-    console.log(
-      `  ${name.padEnd(36)} ${a.toFixed(3).padStart(10)} ${b.toFixed(3).padStart(10)}   ${(b / a).toFixed(2)}x ${c.toFixed(3).padStart(10)}   ${(c / a).toFixed(2)}x`,
-    );
+    console.log(`  ${name.padEnd(36)} ${a.toFixed(3).padStart(10)} ${b.toFixed(3).padStart(10)}   ${(b / a).toFixed(2)}x`);
   }
-  console.log('  baseline: a node process that loads only what it measures; + ioredis: the same after `import "ioredis"`, as every platform process; refastened: + ioredis, then refastenStringPrototype()');
+  console.log('  baseline: a node process that loads only what it measures; + ioredis: the same after `import "ioredis"`, as every platform process');
 }
 
 if (process.argv.includes('--child')) await child(false);
 else if (process.argv.includes('--child-ioredis')) await child(true);
-else if (process.argv.includes('--child-refasten')) await child(true, true);
 else main();

@@ -88,8 +88,6 @@ export async function runProcess(roles: readonly RoleName[]): Promise<void> {
   try {
     const tracing = await startTracing({ config, roles, logger });
     const { startPlatform } = await import('./start-platform.js');
-    // ioredis, loaded with the platform's modules, slowed String.prototype for good: undo it.
-    (await import('./string-prototype.js')).refastenStringPrototype();
     platform = await startPlatform({ roles, config, logger, ...(tracing ? { tracing } : {}) });
   } catch (err) {
     logger.fatal({ err }, `failed to start: ${toError(err).message}`);
