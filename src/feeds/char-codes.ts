@@ -1,4 +1,4 @@
-/** Character codes the feed scanners compare with (`text.charCodeAt(i) === LT`), named once. */
+/** Character codes the feed scanners compare with (`text.charCodeAt(i) === LT`, `bytes[i] === LT`), named once. */
 export const TAB = 9;
 export const LF = 10;
 export const FF = 12;
@@ -7,6 +7,7 @@ export const SPACE = 32;
 export const BANG = 33;
 export const DQUOTE = 34;
 export const HASH = 35;
+export const AMP = 38;
 export const SQUOTE = 39;
 export const DASH = 45;
 export const DOT = 46;
@@ -17,4 +18,5 @@ export const LT = 60;
 export const EQ = 61;
 export const GT = 62;
 export const QUESTION = 63;
+export const RSQB = 93;
 export const UNDERSCORE = 95;

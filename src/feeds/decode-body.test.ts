@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { decodeFeedBody } from './decode-body.js';
+import { decodeFeedBody, documentSource } from './decode-body.js';
 import { FeedRefreshError } from './refresh-failure.js';
 
 const FEEDPARSER = new URL('../../test/fixtures/feeds/documents/feedparser/', import.meta.url);
@@ -41,7 +41,7 @@ describe('decodeFeedBody', () => {
   ] as const)('reads %s (byte-order mark: %s), whatever byte order the declaration names or not', (encoding, bom) => {
     for (const declared of [encoding.slice(0, 6), 'utf-16be', 'utf-16le', 'iso-8859-1']) {
       const doc = DOC.replace('ENC', declared);
-      expect(decodeFeedBody(encode(doc, encoding, bom), null)).toEqual({ text: doc, encoding });
+      expect(decodeFeedBody(encode(doc, encoding, bom), null)).toMatchObject({ text: doc, encoding });
     }
   });
 
@@ -66,7 +66,7 @@ describe('decodeFeedBody', () => {
     const e9 = latin1Declared([0xc3, 0xa9]); // "é" in UTF-8, or "Ã©" in Latin-1
     // 1. the BOM, over the header and the declaration
     expect(decodeFeedBody(Uint8Array.from([0xef, 0xbb, 0xbf, ...e9]), 'application/xml; charset=windows-1252')).toMatchObject({ encoding: 'utf-8' });
-    expect(decodeFeedBody(encode('<a>é</a>', 'utf-16le', true), 'application/xml; charset=utf-8')).toEqual({ text: '<a>é</a>', encoding: 'utf-16le' });
+    expect(decodeFeedBody(encode('<a>é</a>', 'utf-16le', true), 'application/xml; charset=utf-8')).toMatchObject({ text: '<a>é</a>', encoding: 'utf-16le' });
     // 2. the header, over the declaration
     expect(decodeFeedBody(e9, 'application/rss+xml; charset="utf-8"').text).toContain('<t>é</t>');
     expect(decodeFeedBody(e9, "text/xml;charset='UTF-8'").text).toContain('<t>é</t>');
@@ -74,7 +74,7 @@ describe('decodeFeedBody', () => {
     expect(decodeFeedBody(e9, 'application/xml')).toMatchObject({ encoding: 'windows-1252' });
     expect(decodeFeedBody(e9, null).text).toContain('<t>Ã©</t>');
     // 4. UTF-8 when nothing says
-    expect(decodeFeedBody(bytes('<t>é</t>'), null)).toEqual({ text: '<t>é</t>', encoding: 'utf-8' });
+    expect(decodeFeedBody(bytes('<t>é</t>'), null)).toMatchObject({ text: '<t>é</t>', encoding: 'utf-8' });
     expect(decodeFeedBody(Uint8Array.from([0xe9]), 'text/xml; charset=windows-1252').text).toBe('é');
   });
 
@@ -83,11 +83,11 @@ describe('decodeFeedBody', () => {
     // served as UTF-8, written in windows-1252 (which iso-8859-1 means): the declaration reads it right, curly quotes included
     expect(decodeFeedBody(latin1, 'text/xml; charset=utf-8')).toMatchObject({ text: expect.stringContaining('<t>é€“”—</t>'), encoding: 'windows-1252' });
     // unknown labels, and UTF-16 named for bytes that are not: UTF-8
-    expect(decodeFeedBody(bytes('<t>ok é</t>'), 'text/xml; charset=no-such-charset')).toEqual({ text: '<t>ok é</t>', encoding: 'utf-8' });
+    expect(decodeFeedBody(bytes('<t>ok é</t>'), 'text/xml; charset=no-such-charset')).toMatchObject({ text: '<t>ok é</t>', encoding: 'utf-8' });
     expect(decodeFeedBody(bytes('<?xml version="1.0" encoding="bogus"?><t/>'), null).encoding).toBe('utf-8');
     expect(decodeFeedBody(bytes('<?xml version="1.0" encoding="utf-16"?><t>é</t>'), 'application/xml; charset=utf-16')).toMatchObject({ encoding: 'utf-8' });
     // nothing valid: windows-1252, where every byte is a character
-    expect(decodeFeedBody(Uint8Array.from([0x3c, 0x74, 0x3e, 0xe9, 0xff, 0x3c, 0x2f, 0x74, 0x3e]), 'text/xml; charset=utf-8')).toEqual({
+    expect(decodeFeedBody(Uint8Array.from([0x3c, 0x74, 0x3e, 0xe9, 0xff, 0x3c, 0x2f, 0x74, 0x3e]), 'text/xml; charset=utf-8')).toMatchObject({
       text: '<t>éÿ</t>',
       encoding: 'windows-1252',
     });
@@ -95,10 +95,10 @@ describe('decodeFeedBody', () => {
 
   it('reads a UTF-16 document without BOM in the byte order of its bytes, whatever the header says', () => {
     const doc = DOC.replace('ENC', 'utf-16');
-    expect(decodeFeedBody(encode(doc, 'utf-16be', false), 'application/xml; charset=utf-16le')).toEqual({ text: doc, encoding: 'utf-16be' });
-    expect(decodeFeedBody(encode(doc, 'utf-16le', false), 'application/xml; charset=utf-8')).toEqual({ text: doc, encoding: 'utf-16le' });
+    expect(decodeFeedBody(encode(doc, 'utf-16be', false), 'application/xml; charset=utf-16le')).toMatchObject({ text: doc, encoding: 'utf-16be' });
+    expect(decodeFeedBody(encode(doc, 'utf-16le', false), 'application/xml; charset=utf-8')).toMatchObject({ text: doc, encoding: 'utf-16le' });
     // also without a declaration, and JSON
-    expect(decodeFeedBody(encode('  {"version": 1}', 'utf-16be', false), null)).toEqual({ text: '  {"version": 1}', encoding: 'utf-16be' });
+    expect(decodeFeedBody(encode('  {"version": 1}', 'utf-16be', false), null)).toMatchObject({ text: '  {"version": 1}', encoding: 'utf-16be' });
   });
 
   it('refuses what it cannot read, saying why', () => {
@@ -114,5 +114,44 @@ describe('decodeFeedBody', () => {
     expect(refusal(() => decodeFeedBody(truncated, null)).message).toMatch(/not valid UTF-32BE \(7 bytes, not a multiple of 4\)/);
     const lone = Uint8Array.from([0x00, 0x3c, 0x00, 0x61, 0xdc, 0x00, 0x00, 0x3e]); // "<a", an unpaired low surrogate, ">"
     expect(refusal(() => decodeFeedBody(lone, null)).message).toBe('cannot decode: the bytes are not valid UTF-16BE');
+  });
+
+  it('gives the bytes of the text when the body is them: UTF-8 after its BOM, else none', () => {
+    const doc = bytes(DOC.replace('ENC', 'utf-8'));
+    const plain = decodeFeedBody(doc, null);
+    expect(plain.utf8).toBe(doc);
+    const withBom = Uint8Array.from([0xef, 0xbb, 0xbf, ...doc]);
+    expect(decodeFeedBody(withBom, null).utf8).toEqual(doc);
+    // A second BOM is dropped from the text by the decoder: the bytes would not be the text's.
+    const twoBoms = Uint8Array.from([0xef, 0xbb, 0xbf, 0xef, 0xbb, 0xbf, ...doc]);
+    expect(decodeFeedBody(twoBoms, null)).toMatchObject({ encoding: 'utf-8', utf8: null });
+    expect(decodeFeedBody(encode(DOC, 'utf-16le', true), null).utf8).toBeNull();
+    expect(decodeFeedBody(Uint8Array.from([0x3c, 0x74, 0x3e, 0xe9, 0x3c, 0x2f, 0x74, 0x3e]), 'text/xml; charset=iso-8859-1').utf8).toBeNull();
+  });
+});
+
+describe('documentSource', () => {
+  it('is the text without what precedes the document, with exactly its UTF-8 bytes whenever it has bytes', () => {
+    const doc = DOC.replace('ENC', 'utf-8');
+    const bodies = [
+      bytes(doc),
+      bytes(`\n\r\t  ${doc}`),
+      bytes(`\u00a0\u2003 \n${doc}`), // Unicode spaces: more bytes than characters
+      bytes(`\ufeff\ufeff${doc}`), // BOMs: the first is the decoder's, the second text
+      bytes(`\ufeff \ufeff\n${doc}`),
+      bytes('   '),
+      encode(`  ${doc}`, 'utf-16be', true),
+      Uint8Array.from([0x20, 0x0a, 0x3c, 0x74, 0x3e, 0xe9, 0x3c, 0x2f, 0x74, 0x3e]), // windows-1252
+    ];
+    let withBytes = 0;
+    for (const body of bodies) {
+      const decoded = decodeFeedBody(body, null);
+      const { source, utf8 } = documentSource(decoded);
+      expect(source).toBe(decoded.text.replace(/^[\s\uFEFF]+/, ''));
+      if (utf8 === null) continue;
+      withBytes++;
+      expect(Buffer.from(utf8).equals(Buffer.from(bytes(source))), JSON.stringify(decoded.text.slice(0, 8))).toBe(true);
+    }
+    expect(withBytes).toBe(5);
   });
 });

@@ -16,6 +16,8 @@ export interface DecodedBody {
   text: string;
   /** The encoding the bytes were read in (WHATWG name, or utf-32be/le). */
   encoding: string;
+  /** The text's UTF-8 bytes when the body is them (read as UTF-8: the body after its BOM), else null. */
+  utf8: Uint8Array | null;
 }
 
 function cannotDecode(reason: string): FeedRefreshError {
@@ -103,9 +105,9 @@ function decodeUtf32(bytes: Uint8Array, littleEndian: boolean): string {
 }
 
 function decodeWide(bytes: Uint8Array, encoding: Wide): DecodedBody {
-  if (encoding === 'utf-32be' || encoding === 'utf-32le') return { text: decodeUtf32(bytes, encoding === 'utf-32le'), encoding };
+  if (encoding === 'utf-32be' || encoding === 'utf-32le') return { text: decodeUtf32(bytes, encoding === 'utf-32le'), encoding, utf8: null };
   try {
-    return { text: new TextDecoder(encoding, { fatal: true }).decode(bytes), encoding };
+    return { text: new TextDecoder(encoding, { fatal: true }).decode(bytes), encoding, utf8: null };
   } catch {
     throw cannotDecode(`the bytes are not valid ${encoding.toUpperCase()}`);
   }
@@ -128,10 +130,29 @@ export function decodeFeedBody(bytes: Uint8Array, contentType?: string | null): 
     if (!decoder || decoder.encoding.startsWith('utf-16')) continue;
     if (decoder.encoding === 'windows-1252') break; // valid for any bytes: the last resort below
     try {
-      return { text: decoder.decode(body), encoding: decoder.encoding };
+      // TextDecoder drops a UTF-8 BOM at the start: one left after ours (a second) would make the
+      // text and the bytes differ, so the bytes are given only without one.
+      const text = decoder.decode(body);
+      const utf8 = decoder.encoding === 'utf-8' && !(body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) ? body : null;
+      return { text, encoding: decoder.encoding, utf8 };
     } catch {
       // not valid in this encoding: the next candidate
     }
   }
-  return { text: decodeWindows1252(body), encoding: 'windows-1252' };
+  return { text: decodeWindows1252(body), encoding: 'windows-1252', utf8: null };
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * What a parser reads of a decoded body: its text without the whitespace and byte-order marks
+ * ahead of the document, and that text's UTF-8 bytes when the body holds them (a subarray, no
+ * copy), else null.
+ */
+export function documentSource(decoded: DecodedBody): { source: string; utf8: Uint8Array | null } {
+  const source = decoded.text.replace(/^[\s\uFEFF]+/, '');
+  if (!decoded.utf8) return { source, utf8: null };
+  const removed = decoded.text.length - source.length;
+  // What was removed is usually ASCII whitespace (a byte a character); measured exactly otherwise.
+  return { source, utf8: decoded.utf8.subarray(removed === 0 ? 0 : encoder.encode(decoded.text.slice(0, removed)).length) };
 }

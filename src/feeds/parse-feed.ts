@@ -15,7 +15,7 @@
  * document's other items would be spent for nothing.
  */
 import { parseAtomFeed, parseJsonFeed, parseRdfFeed, parseRssFeed } from 'feedsmith';
-import { decodeFeedBody } from './decode-body.js';
+import { decodeFeedBody, documentSource } from './decode-body.js';
 import { parseCdf, type CdfDocument } from './parse-cdf.js';
 import {
   atomLink,
@@ -177,12 +177,13 @@ type ParsedXml =
   | { format: 'atom'; feed: Atom | null }
   | { format: 'cdf'; feed: CdfDocument };
 
-function parseXml(source: string, docBase: string): ParsedXml {
+/** `utf8`: the source's UTF-8 bytes when the body is them (decode-body.ts), for the quick well-formedness check. */
+function parseXml(source: string, utf8: Uint8Array | null, docBase: string): ParsedXml {
   const root = xmlRoot(source);
   if (!root) throw notAFeed('unrecognized feed format: no XML element');
   const local = localName(root);
   if (local === 'html') throw notAFeed('an HTML page, not a feed');
-  const problem = xmlProblem(source);
+  const problem = xmlProblem(source, utf8);
   if (problem) throw notAFeed(`malformed XML: ${problem}`);
   const format = ROOTS[local];
   if (!format) throw notAFeed(`unrecognized feed format: root element <${root.slice(0, 64)}>`);
@@ -201,10 +202,10 @@ function parseXml(source: string, docBase: string): ParsedXml {
 /** Parses a feed document (bytes as received). Throws FeedRefreshError('not_a_feed'). */
 export function parseFeedDocument(body: Uint8Array, contentType: string | null | undefined, feedUrl: string, options: ParseOptions = {}): ParsedFeed {
   const decoded = decodeFeedBody(body, contentType);
-  const source = decoded.text.replace(/^[\s\uFEFF]+/, '');
+  const { source, utf8 } = documentSource(decoded);
   if (!source) throw notAFeed('empty body');
   const docBase = documentBase(feedUrl, options.contentLocation);
-  const parsed = source.startsWith('{') || source.startsWith('[') ? parseJson(source) : parseXml(source, docBase);
+  const parsed = source.startsWith('{') || source.startsWith('[') ? parseJson(source) : parseXml(source, utf8, docBase);
   const notes: XmlNotes | null =
     parsed.format !== 'json' && parsed.format !== 'cdf' && parsed.feed && needsAnnotations(source) ? scanXml(source, docBase, parsed.format) : null;
 

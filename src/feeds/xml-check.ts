@@ -54,9 +54,9 @@ function describe(err: { msg: string; line: number; col: number }): string {
   return `${err.msg.replace(/\.$/, '').replace(CONTROL, codePoint)} (line ${err.line}, column ${err.col})`;
 }
 
-/** Why the document is not well-formed XML, or null when it is. */
-export function xmlProblem(source: string): string | null {
-  return quickWellFormed(source) ? null : validatorProblem(source);
+/** Why the document is not well-formed XML, or null when it is. `utf8`: the source's UTF-8 bytes, when the caller has them (saves encoding them for the quick check). */
+export function xmlProblem(source: string, utf8?: Uint8Array | null): string | null {
+  return quickWellFormed(utf8 ?? source) ? null : validatorProblem(source);
 }
 
 /** xmlProblem by the validator alone (the reference the quick check is held to). */
