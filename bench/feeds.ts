@@ -368,10 +368,9 @@ function parseBench(runs: number): ParseRow[] {
 
 function printParse(): void {
   const runs = runsOption(5);
-  const load = loadAverages;
   console.log(
     `\nparse throughput, ~5 MB documents, MB/s of CPU time per parse (median of ${runs} rounds of ${CALLS_PER_ROUND} parses each, whole path and parser alone alternating), ` +
-      `${os.cpus()[0]?.model ?? 'unknown CPU'} × ${os.cpus().length}, load ${load()}:`,
+      `${os.cpus()[0]?.model ?? 'unknown CPU'} × ${os.cpus().length}, load ${loadAverages()}:`,
   );
   console.log('  whole path: parseFeedDocument (decode + well-formedness + feedsmith + mapping + URLs + sanitizing)');
   console.log("  parser alone: feedsmith's parse of the same decoded text (parseRssFeed / parseAtomFeed / parseJsonFeed)");
@@ -395,7 +394,7 @@ function printParse(): void {
       `  ${r.name.padEnd(40)} ${String(r.items).padStart(7)} items ${allMs.toFixed(0).padStart(6)} ms / ${storedMs.toFixed(0).padStart(5)} ms  (${(storedMs / allMs).toFixed(2)}x)`,
     );
   }
-  console.log(`  load at the end: ${load()}`);
+  console.log(`  load at the end: ${loadAverages()}`);
 }
 
 async function main(): Promise<void> {

@@ -133,7 +133,7 @@ export function decodeFeedBody(bytes: Uint8Array, contentType?: string | null): 
       // TextDecoder drops a UTF-8 BOM at the start: one left after ours (a second) would make the
       // text and the bytes differ, so the bytes are given only without one.
       const text = decoder.decode(body);
-      const utf8 = decoder.encoding === 'utf-8' && !(body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) ? body : null;
+      const utf8 = decoder.encoding === 'utf-8' && byteOrderMark(body)?.encoding !== 'utf-8' ? body : null;
       return { text, encoding: decoder.encoding, utf8 };
     } catch {
       // not valid in this encoding: the next candidate
