@@ -47,6 +47,14 @@ describe('feed encodings and formats', () => {
     expect(task.result).toMatchObject({ outcome: 'refreshed', format: 'rss', encoding, items: 2, inserted: 2 });
   });
 
+  it('reads a UTF-8 document with a byte-order mark and whitespace, ASCII and Unicode, before its declaration', async () => {
+    const lead = encodeURIComponent('\n \t\u00a0\u2003\n');
+    const { task, feed, articles } = await refresh(`/encoded/international.xml?as=utf-8&bom=1&declare=utf-8&lead=${lead}`);
+    expect(feed).toMatchObject({ status: 'ok', lastError: null, title: INTL_TITLE });
+    expect(articles.map((a) => a.title).sort()).toEqual([...INTL_ITEMS].sort());
+    expect(task.result).toMatchObject({ outcome: 'refreshed', format: 'rss', encoding: 'utf-8', items: 2 });
+  });
+
   it.each([
     'utf-16be-bom.xml',
     'utf-16be.xml',
