@@ -15,6 +15,8 @@
  * answer (resolve-url.test.ts compares the two on generated URLs and bases).
  */
 
+import { codeUnitsReader } from './code-units.js';
+
 export const MAX_URL_LENGTH = 2048;
 
 function parse(value: string, base?: string): URL | null {
@@ -95,26 +97,39 @@ for (let c = 0; c < 128; c++) {
 const charIs = (c: number, part: number) => c < 128 && (URL_CHARS[c]! & part) !== 0;
 
 /**
- * True when s[from, ...) is a path (from a `/` or the start of a relative path), then maybe a
+ * True when u[from, n) is a path (from a `/` or the start of a relative path), then maybe a
  * query and a fragment, that the parser writes as it is: allowed characters only, and no dot
- * segment (`.`, `..`, or `%2e` in any form) to remove.
+ * segment (`.`, `..`, or `%2e` in any form) to remove. `u` are a string's code units (codeUnitsReader), `n` its length.
  */
-function plainPathAndAfter(s: string, from: number): boolean {
+function plainPathAndAfter(u: Uint16Array, n: number, from: number): boolean {
   let i = from;
   let segment = from;
-  for (; i <= s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 47 || c === 63 || c === 35 || i === s.length) {
+  for (; i <= n; i++) {
+    const c = u[i]!;
+    if (c === 47 || c === 63 || c === 35 || i === n) {
       // the end of a segment: `.` or `..`?
       const length = i - segment;
-      if ((length === 1 || length === 2) && s.charCodeAt(segment) === 46 && (length === 1 || s.charCodeAt(segment + 1) === 46)) return false;
-      if (c !== 47) break;
+      if ((length === 1 || length === 2) && u[segment] === 46 && (length === 1 || u[segment + 1] === 46)) return false;
+      if (c !== 47 || i === n) break;
       segment = i + 1;
     } else if (!charIs(c, PATH)) return false;
-    else if (c === 37 && s.charCodeAt(i + 1) === 50 && (s.charCodeAt(i + 2) | 0x20) === 101) return false;
+    else if (c === 37 && u[i + 1] === 50 && (u[i + 2]! | 0x20) === 101) return false;
   }
-  if (s.charCodeAt(i) === 63) for (i++; i < s.length && s.charCodeAt(i) !== 35; i++) if (!charIs(s.charCodeAt(i), QUERY)) return false;
-  if (s.charCodeAt(i) === 35) for (i++; i < s.length; i++) if (!charIs(s.charCodeAt(i), FRAGMENT)) return false;
+  if (i < n && u[i] === 63) for (i++; i < n && u[i] !== 35; i++) if (!charIs(u[i]!, QUERY)) return false;
+  if (i < n && u[i] === 35) for (i++; i < n; i++) if (!charIs(u[i]!, FRAGMENT)) return false;
+  return true;
+}
+
+/** The URL strings are read as code units, not through charCodeAt (code-units.ts). */
+const readUnits = codeUnitsReader();
+const HTTP = Uint16Array.from('http://', (c) => c.charCodeAt(0));
+const HTTPS = Uint16Array.from('https://', (c) => c.charCodeAt(0));
+const PUNYCODE = Uint16Array.from('xn--', (c) => c.charCodeAt(0));
+
+/** True when u[at, n) starts with `prefix`. */
+function startsWithUnits(u: Uint16Array, n: number, at: number, prefix: Uint16Array): boolean {
+  if (at + prefix.length > n) return false;
+  for (let k = 0; k < prefix.length; k++) if (u[at + k] !== prefix[k]) return false;
   return true;
 }
 
@@ -124,40 +139,42 @@ function plainPathAndAfter(s: string, from: number): boolean {
  * test.
  */
 export function quickResolve(value: string, base: string): string | null | undefined {
-  const c = value.charCodeAt(0);
-  if (c === 104 && (value.startsWith('http://') || value.startsWith('https://'))) {
+  const n = value.length;
+  const u = readUnits(value);
+  const c = u[0]!;
+  if (c === 104 && (startsWithUnits(u, n, 0, HTTP) || startsWithUnits(u, n, 0, HTTPS))) {
     // An absolute URL: a host of lower-case labels whose last starts with a letter (the parser
     // reads a number there as an IPv4 address, and checks `xn--` labels), then a path.
-    const hostStart = value.indexOf('//') + 2;
+    const hostStart = u[4] === 58 ? 7 : 8;
     let i = hostStart;
     let label = i;
-    for (; i < value.length; i++) {
-      const d = value.charCodeAt(i);
+    for (; i < n; i++) {
+      const d = u[i]!;
       if (d === 46) {
-        if (i === label || value.startsWith('xn--', label)) return undefined;
+        if (i === label || startsWithUnits(u, n, label, PUNYCODE)) return undefined;
         label = i + 1;
       } else if (!charIs(d, HOST)) break;
     }
-    if (i === label || value.startsWith('xn--', label) || !(value.charCodeAt(label) >= 97 && value.charCodeAt(label) <= 122)) return undefined;
-    if (i === value.length) return `${value}/`;
-    return value.charCodeAt(i) === 47 && plainPathAndAfter(value, i) ? value : undefined;
+    if (i === label || startsWithUnits(u, n, label, PUNYCODE) || !(u[label]! >= 97 && u[label]! <= 122)) return undefined;
+    if (i === n) return `${value}/`;
+    return u[i] === 47 && plainPathAndAfter(u, n, i) ? value : undefined;
   }
   if (c === 47) {
     // An absolute path (not `//host`, not `/\`).
-    const d = value.charCodeAt(1);
+    const d = u[1];
     if (d === 47 || d === 92) return undefined;
     const parts = baseParts(base);
-    return parts && plainPathAndAfter(value, 0) ? parts.origin + value : undefined;
+    return parts && plainPathAndAfter(u, n, 0) ? parts.origin + value : undefined;
   }
-  if (charIs(c, PATH) && c !== 46 && c !== 37 && c !== 47) {
+  if (n > 0 && charIs(c, PATH) && c !== 46 && c !== 37 && c !== 47) {
     // A relative path, whose first segment holds no `:` (it would be a scheme).
-    for (let i = 0; i < value.length; i++) {
-      const d = value.charCodeAt(i);
+    for (let i = 0; i < n; i++) {
+      const d = u[i];
       if (d === 58) return undefined;
       if (d === 47 || d === 63 || d === 35) break;
     }
     const parts = baseParts(base);
-    return parts && plainPathAndAfter(value, 0) ? parts.directory + value : undefined;
+    return parts && plainPathAndAfter(u, n, 0) ? parts.directory + value : undefined;
   }
   return undefined;
 }

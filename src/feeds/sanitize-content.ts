@@ -23,6 +23,8 @@
  * else to sanitize-html itself.
  */
 import sanitizeHtml from 'sanitize-html';
+import { AMP, COMMA, GT, HASH, LT, SEMI, SLASH } from './char-codes.js';
+import { codeUnitsReader } from './code-units.js';
 import { resolveHttpUrl } from './resolve-url.js';
 import { compileFastSanitizer, tagTransform, type AttributeRewriting, type RewriteAttribute } from './sanitize-fast-path.js';
 import { stripControls } from './text-construct.js';
@@ -164,21 +166,31 @@ const URL_ATTRIBUTES = Object.keys(URL_SCHEMES);
 const DATA_IMAGE = /^data:image\/(?:png|gif|jpeg|webp|avif);base64,[a-z0-9+/=\s]*$/i;
 const REL = 'nofollow noopener noreferrer';
 
+/** resolveSrcset reads the value as code units, not through charCodeAt (code-units.ts). */
+const readSrcsetUnits = codeUnitsReader();
+
 /** srcset → its candidates ("url descriptor"), each URL resolved; candidates that do not resolve are dropped. */
 function resolveSrcset(value: string, base: string): string | null {
   const out: string[] = [];
+  const n = value.length;
+  const u = readSrcsetUnits(value);
   let i = 0;
-  while (i < value.length) {
-    while (i < value.length && (value.charCodeAt(i) === 44 || isJsSpace(value.charCodeAt(i)))) i++;
+  while (i < n) {
+    while (i < n && (u[i] === COMMA || isJsSpace(u[i]!))) i++;
     let j = i;
-    while (j < value.length && !isJsSpace(value.charCodeAt(j))) j++;
-    let url = value.slice(i, j);
+    while (j < n && !isJsSpace(u[j]!)) j++;
+    let url: string;
     let descriptor = '';
-    if (url.endsWith(',')) url = url.replace(/,+$/, '');
-    else {
+    if (u[j - 1] === COMMA) {
+      // A URL ending in commas ends its candidate: the commas are not part of it.
+      let end = j - 1;
+      while (end > i && u[end - 1] === COMMA) end--;
+      url = value.slice(i, end);
+    } else {
+      url = value.slice(i, j);
       const end = value.indexOf(',', j);
-      descriptor = value.slice(j, end === -1 ? value.length : end).trim();
-      j = end === -1 ? value.length : end + 1;
+      descriptor = value.slice(j, end === -1 ? n : end).trim();
+      j = end === -1 ? n : end + 1;
     }
     i = j;
     if (!url) continue;
@@ -221,58 +233,63 @@ const isDigit = (c: number) => c >= 48 && c <= 57;
 const isAsciiAlnum = (c: number) => isAsciiAlpha(c) || isDigit(c);
 const isHex = (c: number) => (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
 
-/** True when the `&` at `i` starts a character reference: `&name;`, `&#` 1-7 digits `;`, `&#x` 1-6 hex digits `;` (any case). */
-function isReference(html: string, i: number): boolean {
+/** True when the `&` at `i` starts a character reference: `&name;`, `&#` 1-7 digits `;`, `&#x` 1-6 hex digits `;` (any case). `u`: code units (codeUnitsReader). */
+function isReference(u: Uint16Array, i: number): boolean {
   let j = i + 1;
-  const c = html.charCodeAt(j);
+  const c = u[j]!;
   if (isAsciiAlpha(c)) {
-    while (isAsciiAlnum(html.charCodeAt(j))) j++;
-    return html.charCodeAt(j) === 59;
+    while (isAsciiAlnum(u[j]!)) j++;
+    return u[j] === SEMI;
   }
-  if (c !== 35) return false;
+  if (c !== HASH) return false;
   j++;
-  const x = html.charCodeAt(j) === 120 || html.charCodeAt(j) === 88;
+  const x = u[j] === 120 || u[j] === 88;
   if (x) j++;
   const start = j;
-  while (x ? isHex(html.charCodeAt(j)) : html.charCodeAt(j) >= 48 && html.charCodeAt(j) <= 57) j++;
+  while (x ? isHex(u[j]!) : isDigit(u[j]!)) j++;
   const digits = j - start;
-  return digits >= 1 && digits <= (x ? 6 : 7) && html.charCodeAt(j) === 59;
+  return digits >= 1 && digits <= (x ? 6 : 7) && u[j] === SEMI;
 }
 
+/** sanitizeContent reads its input as code units, not through charCodeAt (code-units.ts), once for both its scanners. */
+const readUnits = codeUnitsReader();
+
 /**
- * True when `html` is already clean: only elements of PLAIN_TAGS written in lower case without
+ * True when `html` (of code units `u`) is already clean: only elements of PLAIN_TAGS written in lower case without
  * any attribute (`<name>`, `</name>`, `<name/>` or `<name />` for a void one), properly nested and
  * closed, and text without `<`, `>` or an `&` that does not start a character reference.
  * sanitize-html would give it back unchanged but for serialization (`<br>` → `<br />`), at about 50
  * times the cost. Anything else (an attribute, a comment, any other element, a stray `<`) is left
- * to the sanitizer. It jumps from one `<`, `>` or `&` to the next (it was a regular expression,
- * whose matches cost more than the rest of the mapping of a plain item).
+ * to the sanitizer. One pass over the code units, which stops at the first thing that is not plain
+ * (it was a regular expression, whose matches cost more than the rest of the mapping of a plain
+ * item).
  */
-function isPlainMarkup(html: string): boolean {
+function isPlainMarkup(html: string, u: Uint16Array): boolean {
   const open: string[] = [];
   const n = html.length;
-  // The next `>` and `&` at or after the text being looked at: each part of the string is searched once.
-  let gt = indexOrEnd(html, '>', 0);
-  let amp = indexOrEnd(html, '&', 0);
   for (let i = 0; ; ) {
-    const lt = indexOrEnd(html, '<', i);
     // The text up to the next tag: no `>`, and only references after an `&`.
-    if (gt < lt) return false;
-    for (; amp < lt; amp = indexOrEnd(html, '&', amp + 1)) if (!isReference(html, amp)) return false;
+    let lt = i;
+    for (; lt < n; lt++) {
+      const c = u[lt]!;
+      if (c > GT) continue;
+      if (c === LT) break;
+      if (c === GT || (c === AMP && !isReference(u, lt))) return false;
+    }
     if (lt === n) return open.length === 0;
     let j = lt + 1;
-    const closing = html.charCodeAt(j) === 47;
+    const closing = u[j] === SLASH;
     if (closing) j++;
     const start = j;
-    if (!isLowerAlpha(html.charCodeAt(j))) return false; // an upper-case name is not plain either
-    while (isLowerAlpha(html.charCodeAt(j)) || isDigit(html.charCodeAt(j))) j++;
-    if (isAsciiAlpha(html.charCodeAt(j))) return false;
+    if (!isLowerAlpha(u[j]!)) return false; // an upper-case name is not plain either
+    while (isLowerAlpha(u[j]!) || isDigit(u[j]!)) j++;
+    if (isAsciiAlpha(u[j]!)) return false;
     const name = html.slice(start, j);
     let k = j;
-    while (isJsSpace(html.charCodeAt(k))) k++;
-    const selfClosing = html.charCodeAt(k) === 47 && html.charCodeAt(k + 1) === 62;
+    while (isJsSpace(u[k]!)) k++;
+    const selfClosing = u[k] === SLASH && u[k + 1] === GT;
     if (selfClosing) j = k + 1;
-    else if (html.charCodeAt(j) !== 62) return false;
+    else if (u[j] !== GT) return false;
     if (!PLAIN_TAGS.has(name)) return false;
     if (VOID_TAGS.has(name)) {
       if (closing) return false;
@@ -280,14 +297,7 @@ function isPlainMarkup(html: string): boolean {
     else if (!closing) open.push(name);
     else if (open.pop() !== name) return false;
     i = j + 1;
-    gt = indexOrEnd(html, '>', i);
-    if (amp < i) amp = indexOrEnd(html, '&', i);
   }
-}
-
-function indexOrEnd(s: string, search: string, from: number): number {
-  const at = s.indexOf(search, from);
-  return at === -1 ? s.length : at;
 }
 
 /** Everything but the URL rewriting, which depends on the document's base: built once. */
@@ -362,7 +372,9 @@ export function sanitizeContent(html: string | null | undefined, base: string): 
   // Text without markup, or with plain formatting only (the common case of summaries), is
   // already what sanitize-html would return.
   if (!MARKUP_OR_CONTROL.test(html)) return html.trim() || null;
-  if (isPlainMarkup(html)) return stripControls(html).trim() || null;
-  const clean = sanitizeFastPath(html, rewriteFor(base)) ?? sanitizeHtml(html, sanitizeOptions(base));
-  return stripControls(clean).trim() || null;
+  const units = readUnits(html);
+  if (isPlainMarkup(html, units)) return stripControls(html).trim() || null;
+  // (The fast path's answer is without controls already.)
+  const clean = sanitizeFastPath(html, rewriteFor(base), units) ?? stripControls(sanitizeHtml(html, sanitizeOptions(base)));
+  return clean.trim() || null;
 }

@@ -14,7 +14,7 @@ import { decodeFeedBody } from './decode-body.js';
 import { ALLOWED_TAGS, rewriteUrls, SANITIZE_POLICY, sanitizeContent, sanitizeOptions, URL_REWRITING } from './sanitize-content.js';
 import { compileFastSanitizer, tagTransform } from './sanitize-fast-path.js';
 import { VOID_ELEMENTS } from './sanitize-rules.js';
-import { stripControls } from './text-construct.js';
+import { hasControls, stripControls } from './text-construct.js';
 import { seededRandom } from '../lib/seeded-random.js';
 
 const BASE = 'http://feed.example.test/blog/feed.xml';
@@ -25,7 +25,7 @@ const fast = compileFastSanitizer(POLICY, URL_REWRITING);
 /** The fast path's answer, checked against sanitize-html's: true when it answered. */
 function agrees(html: string): boolean {
   const answer = fast(html, rewrite);
-  if (answer !== null) expect(answer, html).toBe(sanitizeHtml(html, sanitizeOptions(BASE)));
+  if (answer !== null) expect(answer, html).toBe(stripControls(sanitizeHtml(html, sanitizeOptions(BASE))));
   return answer !== null;
 }
 
@@ -77,6 +77,24 @@ describe('sanitize fast path', () => {
     expect(fast(ARTICLE, rewrite)).toContain('<a href="http://feed.example.test/posts/older" rel="nofollow noopener noreferrer">');
   });
 
+  it('answers without the control characters stripControls removes, wherever they come from', () => {
+    for (const html of [
+      '<p>a\u0001b\u007fc\u000bd\u000ce</p>', // in text
+      '<p>DEL\u007f alone</p>',
+      '<p>tab\tnewline\ncarriage\r</p>', // whitespace is no control
+      '<p>x &#1; y &#x7f; z</p>', // decoded from references in text
+      '<img src="/i.png" alt="a\u0001b">', // in a value kept as written
+      '<td colspan="2\u0002">x</td>', // in a tag otherwise written as it is
+      '<img src="/i.png" alt="a&#1;b&#127;c">', // decoded from references in a value
+      '<a href="mailto:a\u0001@b.test">m</a>', // in a value the rewrite keeps
+      '<script>\u0001</script><p>dropped with its element</p><!-- \u0001 -->',
+    ]) {
+      expect(agrees(html), html).toBe(true);
+      expect(hasControls(fast(html, rewrite)!), html).toBe(false);
+    }
+    expect(fast('<p>a\u0001b</p>', rewrite)).toBe('<p>ab</p>');
+  });
+
   it('leaves to sanitize-html what its parser repairs or reads otherwise', () => {
     for (const html of [
       '<p>a<p>b</p></p>', // a <p> closes the open <p>
@@ -94,6 +112,15 @@ describe('sanitize fast path', () => {
       '<p>a</p><!-- unclosed',
       '<o:p>word</o:p>',
       '<script>x</script >',
+      // the input ending inside a tag or a raw text's end tag
+      'text <',
+      '<p>x</p><',
+      '<p>x</p></',
+      '<p>x</p><b',
+      '<img src="x',
+      '<script>x</scr',
+      '<script>x</script',
+      '<style>a</style',
     ]) {
       expect(fast(html, rewrite), html).toBeNull();
     }
@@ -435,5 +462,6 @@ describe('sanitize fast path', () => {
     expect(() => compile({ ...POLICY, textFilter: (t) => t })).toThrow(/textFilter/);
     expect(() => compile({ ...POLICY, transformTags: { '*': tagTransform(URL_REWRITING, rewrite) } })).toThrow(/transformTags/);
     expect(() => compileFastSanitizer(POLICY, { attributes: ['href'], set: { a: { href: '/' } } })).toThrow(/both rewritten and set/);
+    expect(() => compileFastSanitizer(POLICY, { attributes: [], set: { a: { rel: 'x\u0001' } } })).toThrow(/control character/);
   });
 });

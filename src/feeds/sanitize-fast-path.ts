@@ -7,8 +7,9 @@
  * nested in order, attributes quoted, entities terminated.
  *
  * Invariant: for any input the result is null ("not handled": the caller runs sanitize-html) or
- * exactly the string sanitize-html returns for it with the same options and rewriting
- * (sanitize-fast-path.test.ts holds it to sanitize-html on the hostile and rich corpora, the
+ * exactly the string sanitize-html returns for it with the same options and rewriting, without
+ * the control characters stripControls removes (which the caller removes from sanitize-html's
+ * answer too) (sanitize-fast-path.test.ts holds it to sanitize-html on the hostile and rich corpora, the
  * feed documents of the test fixtures and generated HTML). It handles the HTML that htmlparser2
  * (sanitize-html's parser, HTML mode) reads without repairs:
  * - start tags `<name attr="v" attr='v' attr=v attr>` and end tags `</name>`, ASCII names;
@@ -33,25 +34,35 @@
  *
  * How it stays cheap: the input is copied as it is wherever the output is the same (text without
  * references to decode, a tag written as sanitize-html writes it), so most of an article costs
- * one scan and a few slices; attribute names are matched against the few a tag may keep without
- * building a string; only the attributes kept are read and rewritten.
+ * one scan and a few slices; it reads code units from a typed array (code-units.ts), text in one
+ * pass that notes a `>`, an `&` or a control character; attribute names are matched against the
+ * few a tag may keep without building a string; only the attributes kept are read and rewritten;
+ * control characters are looked for only where they can come from (text, values kept, decoded
+ * references), not in the whole output again.
  */
 import { decodeHTML, decodeHTMLAttribute } from 'entities';
 import type sanitizeHtml from 'sanitize-html';
+import { codeUnitsReader } from './code-units.js';
+import { hasControls, stripControls } from './text-construct.js';
 import { compileRules, NAME_KEY_MASK, nameKeyStep, sameName, type AttributeRewriting, type TagInfo } from './sanitize-rules.js';
-import { TAB, LF, FF, CR, SPACE, BANG, DQUOTE, HASH, SQUOTE, DASH, DOT, SLASH, COLON, SEMI, EQ, GT, QUESTION, UNDERSCORE } from './char-codes.js';
+import { TAB, LF, FF, CR, SPACE, AMP, BANG, DEL, DQUOTE, HASH, SQUOTE, DASH, DOT, SLASH, COLON, SEMI, EQ, GT, LT, QUESTION, UNDERSCORE } from './char-codes.js';
 
 export type { AttributeRewriting } from './sanitize-rules.js';
 
 /**
  * The caller's rewrite of one attribute of AttributeRewriting.attributes: its new value, or null
  * to drop it. A pure function of its arguments (the fast path calls it only for the attributes an
- * allowed tag keeps).
+ * allowed tag keeps) that adds no control character (stripControls) its value did not hold.
  */
 export type RewriteAttribute = (tag: string, attribute: string, value: string) => string | null;
 
-/** sanitize-html's output for `html`, or null when the fast path does not handle it. Not reentrant: `rewrite` must not call it. */
-export type FastSanitizer = (html: string, rewrite: RewriteAttribute) => string | null;
+/**
+ * sanitize-html's output for `html` without control characters (stripControls), or null when the
+ * fast path does not handle it. `units`: html's code units when the caller has read them
+ * (codeUnitsReader; valid for the call), else they are read here. Not reentrant: `rewrite` must
+ * not call it.
+ */
+export type FastSanitizer = (html: string, rewrite: RewriteAttribute, units?: Uint16Array) => string | null;
 
 /**
  * The transformTags['*'] function that makes sanitize-html rewrite attributes as the fast path
@@ -79,6 +90,8 @@ const isAlpha = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
 const isDigit = (c: number) => c >= 48 && c <= 57;
 const isAlnum = (c: number) => isAlpha(c) || isDigit(c);
 const isAttrNameStart = (c: number) => isAlpha(c) || c === UNDERSCORE || c === COLON;
+/** A character stripControls removes: C0 controls but tab, line feed and carriage return, and DEL. */
+const isControl = (c: number) => (c < SPACE && c !== TAB && c !== LF && c !== CR) || c === DEL;
 const isAttrNameChar = (c: number) => isAlnum(c) || c === UNDERSCORE || c === COLON || c === DASH || c === DOT;
 
 // What References.in finds in a slice.
@@ -91,11 +104,11 @@ const MARKUP_ONLY = 1;
 /** References that decode the same from the slice alone as from the whole string. */
 const DECODE = 2;
 
-/** `&amp;`, `&lt;` or `&gt;`: s[from, to) is the name and s[to] the `;`. */
-function isMarkupReference(s: string, from: number, to: number): boolean {
-  if (to - from === 3) return s.charCodeAt(from) === 97 && s.charCodeAt(from + 1) === 109 && s.charCodeAt(from + 2) === 112;
-  if (to - from !== 2 || s.charCodeAt(from + 1) !== 116) return false;
-  const c = s.charCodeAt(from);
+/** `&amp;`, `&lt;` or `&gt;`: units[from, to) are the name and units[to] the `;`. */
+function isMarkupReference(units: Uint16Array, from: number, to: number): boolean {
+  if (to - from === 3) return units[from] === 97 && units[from + 1] === 109 && units[from + 2] === 112;
+  if (to - from !== 2 || units[from + 1] !== 116) return false;
+  const c = units[from];
   return c === 108 || c === 103;
 }
 
@@ -103,7 +116,11 @@ function isMarkupReference(s: string, from: number, to: number): boolean {
 class References {
   /** The next `&` at or after the last position asked about (the string's length: none). */
   private next = -1;
-  constructor(private readonly s: string) {}
+  /** `units` are the code units of `s` (codeUnitsReader). */
+  constructor(
+    private readonly s: string,
+    private readonly units: Uint16Array,
+  ) {}
 
   /**
    * What the `&`s of s[from, to) are (NONE, MARKUP_ONLY, DECODE or NOT_ALONE). A reference
@@ -113,15 +130,16 @@ class References {
    */
   in(from: number, to: number): number {
     const s = this.s;
+    const units = this.units;
     if (this.next < from) this.next = indexOrEnd(s, '&', from);
     if (this.next >= to) return NONE;
     let found = MARKUP_ONLY;
     for (; this.next < to; this.next = indexOrEnd(s, '&', this.next + 1)) {
       const name = this.next + 1;
       let j = name;
-      for (let c = s.charCodeAt(j); j < to && (isAlnum(c) || c === HASH); c = s.charCodeAt(++j));
+      for (let c = units[j]!; j < to && (isAlnum(c) || c === HASH); c = units[++j]!);
       if (j >= to) return NOT_ALONE;
-      if (found === MARKUP_ONLY && !(s.charCodeAt(j) === SEMI && isMarkupReference(s, name, j))) found = DECODE;
+      if (found === MARKUP_ONLY && !(units[j] === SEMI && isMarkupReference(units, name, j))) found = DECODE;
     }
     return found;
   }
@@ -144,6 +162,8 @@ function escapeText(s: string): string {
  */
 export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: AttributeRewriting): FastSanitizer {
   const rules = compileRules(options, rewriting);
+  // The input is read as code units, not through charCodeAt (code-units.ts).
+  const readUnits = codeUnitsReader();
   // The kept attributes of the start tag being read, in order: slot, value's bounds, decode.
   const slotOf = new Int32Array(rules.maxSlots);
   const valueFrom = new Int32Array(rules.maxSlots);
@@ -157,14 +177,21 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: 
   }
 
   /** The start tag sanitize-html writes for `tag` with the `kept` attributes noted (built piece by piece: fewer strings). */
-  function startTag(tag: TagInfo, html: string, kept: number, rewrite: RewriteAttribute): string | null {
+  function startTag(tag: TagInfo, html: string, units: Uint16Array, kept: number, rewrite: RewriteAttribute): string | null {
     let written = tag.open;
     for (let k = 0; k < kept; k++) {
       const slot = tag.slots[slotOf[k]!]!;
       let value = slot.forced;
       if (value === null) {
         const raw = html.slice(valueFrom[k], valueTo[k]);
-        value = decodeValue[k] ? decodeHTMLAttribute(raw) : raw;
+        // Neither the rewrite nor the checks below add a control character: only the value can hold one.
+        if (decodeValue[k]) {
+          value = decodeHTMLAttribute(raw);
+          if (hasControls(value)) controls = true;
+        } else {
+          value = raw;
+          if (!controls && unitsHaveControls(units, valueFrom[k]!, valueTo[k]!)) controls = true;
+        }
         if (slot.rewrite) {
           value = rewrite(tag.name, slot.name, value);
           if (value === null) continue;
@@ -187,11 +214,15 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: 
 
   // The open elements (the sanitizer is not reentrant: one stack serves every call).
   const stack: TagInfo[] = [];
+  /** The output may hold a control character (stripControls): one was read in text, or written in a value or decoded text. */
+  let controls = false;
 
-  return function sanitizeFastPath(html: string, rewrite: RewriteAttribute): string | null {
+  return function sanitizeFastPath(html: string, rewrite: RewriteAttribute, unitsRead?: Uint16Array): string | null {
     const n = html.length;
-    const references = new References(html);
+    const units = unitsRead ?? readUnits(html);
+    const references = new References(html, units);
     stack.length = 0;
+    controls = false;
     // The output is `out` followed by the input from `from` on, up to where the reading is:
     // input is copied only when something different has to be written after it.
     let out = '';
@@ -200,30 +231,42 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: 
     let skip = 0;
     /** Where the outermost element being dropped with its content starts. */
     let skipFrom = 0;
-    /** The next `>` at or after the text being looked at. */
-    let gt = -1;
 
     let i = 0;
     while (i < n) {
-      const lt = html.indexOf('<', i);
-      const end = lt === -1 ? n : lt;
+      // The text up to the next `<`, read in one pass that notes whether it holds a `>` or an `&`
+      // (cheaper than searching for each: most text is short, between two tags).
+      let end = i;
+      let gt = false;
+      let amp = false;
+      for (; end < n; end++) {
+        const d = units[end]!;
+        if (d > GT) {
+          if (d === DEL) controls = true;
+          continue;
+        }
+        if (d === LT) break;
+        if (d === GT) gt = true;
+        else if (d === AMP) amp = true;
+        else if (isControl(d)) controls = true;
+      }
+      const lt = end === n ? -1 : end;
       if (end > i && skip === 0) {
-        const found = references.in(i, end);
+        const found = amp ? references.in(i, end) : NONE;
         if (found === NOT_ALONE) return null;
         if (found === DECODE) {
-          out += html.slice(from, i) + escapeText(decodeHTML(html.slice(i, end)));
+          const text = escapeText(decodeHTML(html.slice(i, end)));
+          if (hasControls(text)) controls = true;
+          out += html.slice(from, i) + text;
           from = end;
-        } else {
+        } else if (gt) {
           // Without a reference to decode, only a `>` needs escaping.
-          if (gt < i) gt = indexOrEnd(html, '>', i);
-          if (gt < end) {
-            out += html.slice(from, i) + html.slice(i, end).replace(/>/g, '&gt;');
-            from = end;
-          }
+          out += html.slice(from, i) + html.slice(i, end).replace(/>/g, '&gt;');
+          from = end;
         }
       }
       if (lt === -1) break;
-      const c = html.charCodeAt(lt + 1);
+      const c = units[lt + 1]!;
 
       if (c === BANG) {
         // A comment: htmlparser2 ends it at the first `-->`, the opening `--` counting (`<!-->`).
@@ -240,12 +283,12 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: 
 
       if (c === SLASH) {
         let j = lt + 2;
-        if (!isAlpha(html.charCodeAt(j))) return null;
+        if (!isAlpha(units[j]!)) return null;
         let upper = false;
-        for (let d = html.charCodeAt(j); isAlnum(d); d = html.charCodeAt(++j)) if (d <= 90 && d >= 65) upper = true;
-        if (html.charCodeAt(j) !== GT) return null;
+        for (let d = units[j]!; isAlnum(d); d = units[++j]!) if (d <= 90 && d >= 65) upper = true;
+        if (units[j] !== GT) return null;
         const top = stack[stack.length - 1];
-        if (top === undefined || !sameName(html, lt + 2, j, top.name)) return null;
+        if (top === undefined || !sameName(units, lt + 2, j, top.units)) return null;
         stack.pop();
         i = j + 1;
         if (skip > 0) {
@@ -262,7 +305,7 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: 
       }
 
       if (!isAlpha(c)) {
-        if (Number.isNaN(c) || c === QUESTION) return null;
+        if (lt + 1 === n || c === QUESTION) return null;
         // A `<` that starts no tag is text.
         if (skip === 0) {
           out += html.slice(from, lt) + '&lt;';
@@ -276,34 +319,35 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: 
       let j = lt + 1;
       let key = 0;
       let upper = false;
-      for (let d = c; isAlnum(d); d = html.charCodeAt(++j)) {
+      for (let d = c; isAlnum(d); d = units[++j]!) {
         key = nameKeyStep(key, d);
         if (d <= 90 && d >= 65) upper = true;
       }
       const nameEnd = j;
-      const tag = rules.tagAt(html, lt + 1, j, key & NAME_KEY_MASK);
+      const tag = rules.tagAt(html, units, lt + 1, j, key & NAME_KEY_MASK);
       if (tag.foreign) return null;
       // Only an allowed tag's attributes are written, and only outside a dropped element: only
       // those it may keep are noted.
       const keep = tag.allowed && skip === 0;
       let kept = 0;
       for (;;) {
-        const d = html.charCodeAt(j);
+        const d = units[j]!;
         if (d === GT) break;
         if (d === SLASH) {
-          if (!tag.isVoid || html.charCodeAt(j + 1) !== GT) return null;
+          if (!tag.isVoid || units[j + 1] !== GT) return null;
           j++;
           break;
         }
         if (!isWs(d)) return null;
-        while (isWs(html.charCodeAt(j))) j++;
-        const e = html.charCodeAt(j);
+        while (isWs(units[j]!)) j++;
+        const e = units[j]!;
         if (e === GT || e === SLASH) continue;
         // An attribute: its name, then maybe `=` and a value.
         const attrStart = j;
         if (!isAttrNameStart(e)) return null;
-        while (isAttrNameChar(html.charCodeAt(j))) j++;
-        const after = html.charCodeAt(j);
+        let attrKey = 0;
+        for (let d = e; isAttrNameChar(d); d = units[++j]!) attrKey = nameKeyStep(attrKey, d);
+        const after = units[j]!;
         if (!isWs(after) && after !== EQ && after !== SLASH && after !== GT) return null;
         const attrEnd = j;
         // The value: html[start, stop), empty when there is none.
@@ -311,11 +355,11 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: 
         let stop = 0;
         let found = NONE;
         let k = j;
-        while (isWs(html.charCodeAt(k))) k++;
-        if (html.charCodeAt(k) === EQ) {
+        while (isWs(units[k]!)) k++;
+        if (units[k] === EQ) {
           k++;
-          while (isWs(html.charCodeAt(k))) k++;
-          const q = html.charCodeAt(k);
+          while (isWs(units[k]!)) k++;
+          const q = units[k]!;
           if (q === DQUOTE || q === SQUOTE) {
             start = k + 1;
             stop = html.indexOf(q === DQUOTE ? '"' : "'", start);
@@ -324,7 +368,7 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: 
           } else {
             start = k;
             stop = k;
-            while (stop < n && !isWs(html.charCodeAt(stop)) && html.charCodeAt(stop) !== GT) stop++;
+            while (stop < n && !isWs(units[stop]!) && units[stop] !== GT) stop++;
             if (stop >= n) return null;
             j = stop;
           }
@@ -333,7 +377,7 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: 
         }
         if (keep) {
           // htmlparser2 keeps the first of two attributes of one name (names are case folded).
-          const slot = slotNamed(tag, html, attrStart, attrEnd);
+          const slot = slotNamed(tag, units, attrStart, attrEnd, attrKey & NAME_KEY_MASK);
           if (slot !== -1 && !noted(kept, slot)) {
             slotOf[kept] = slot;
             valueFrom[kept] = start;
@@ -350,11 +394,11 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: 
       if (skip > 0) skip++;
       else if (tag.allowed) {
         if (!(kept === 0 && tag.plainStart && !upper && tagEnd === nameEnd + 1 && !tag.isVoid)) {
-          let written = kept === 0 ? tag.bareTag : startTag(tag, html, kept, rewrite);
+          let written = kept === 0 ? tag.bareTag : startTag(tag, html, units, kept, rewrite);
           if (written === null) return null;
           // A void element's end tag is implied at once.
           if (tag.isVoid) written += tag.endTag;
-          if (written.length !== tagEnd - lt || !html.startsWith(written, lt)) {
+          if (written.length !== tagEnd - lt || written !== html.slice(lt, tagEnd)) {
             out += html.slice(from, lt) + written;
             from = tagEnd;
           }
@@ -375,7 +419,7 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: 
       } else if (tag.rawText) {
         // Its content is raw text up to `</name` (any case), which must end right there with `>`.
         // A raw text element is never allowed and always dropped with its content: skip > 0.
-        const endTag = rawTextEnd(html, tagEnd, tag.name);
+        const endTag = rawTextEnd(html, units, tagEnd, tag.units);
         if (endTag === -1) return null;
         stack.pop();
         i = endTag;
@@ -386,22 +430,34 @@ export function compileFastSanitizer(options: sanitizeHtml.IOptions, rewriting: 
       }
     }
     if (stack.length !== 0) return null;
-    return from === 0 ? html : out + html.slice(from);
+    const clean = from === 0 ? html : out + html.slice(from);
+    return controls ? stripControls(clean) : clean;
   };
 }
 
-/** The index of the slot of `tag` named html[from, to) (any case), or -1. */
-function slotNamed(tag: TagInfo, html: string, from: number, to: number): number {
+/** True when units[from, to) hold a control character (stripControls). */
+function unitsHaveControls(units: Uint16Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (isControl(units[i]!)) return true;
+  return false;
+}
+
+/** The index of the slot of `tag` named units[from, to) (any case), of nameKey `key`, or -1. */
+function slotNamed(tag: TagInfo, units: Uint16Array, from: number, to: number, key: number): number {
   const slots = tag.slots;
-  for (let s = 0; s < slots.length; s++) if (sameName(html, from, to, slots[s]!.name)) return s;
+  for (let s = 0; s < slots.length; s++) if (slots[s]!.key === key && sameName(units, from, to, slots[s]!.units)) return s;
   return -1;
 }
 
-/** The index after `</name>` closing the raw text that starts at `from`, or -1 (not found, or not ended by `>` at once). */
-function rawTextEnd(html: string, from: number, name: string): number {
+/**
+ * The index after `</name>` closing the raw text that starts at `from`, or -1 (not found, or not
+ * ended by `>` at once). `units` are html's code units, `name` the name's.
+ */
+function rawTextEnd(html: string, units: Uint16Array, from: number, name: Uint16Array): number {
+  const after = name.length + 2;
   for (let at = html.indexOf('</', from); at !== -1; at = html.indexOf('</', at + 2)) {
-    if (!sameName(html, at + 2, at + 2 + name.length, name)) continue;
-    return html.charCodeAt(at + 2 + name.length) === GT ? at + 3 + name.length : -1;
+    if (at + after >= html.length) return -1;
+    if (!sameName(units, at + 2, at + after, name)) continue;
+    return units[at + after] === GT ? at + after + 1 : -1;
   }
   return -1;
 }

@@ -14,6 +14,7 @@
  * from sanitize-html unnoticed.
  */
 import sanitizeHtml from 'sanitize-html';
+import { hasControls } from './text-construct.js';
 
 // htmlparser2 10's Parser: opening the key closes an open element of the set on top of the stack.
 const P = new Set(['p']);
@@ -91,9 +92,9 @@ export interface AttributeRule {
   /** An empty value is written `=""` (else the bare name). */
   writeEmpty: boolean;
   /** The URL schemes the value may have (allowedSchemesAppliedToAttributes), or null. */
-  schemes: readonly string[] | null;
+  schemes: Schemes | null;
   /** The schemes each srcset candidate may have, or null when not a srcset. */
-  srcsetSchemes: readonly string[] | null;
+  srcsetSchemes: Schemes | null;
   /** For class: the classes kept, or null. */
   keepClass: ((cls: string) => boolean) | null;
 }
@@ -102,6 +103,9 @@ export interface AttributeRule {
 export interface AttributeSlot {
   /** Lower case. */
   name: string;
+  /** The name's code units, and nameKey of it. */
+  units: Uint16Array;
+  key: number;
   rule: AttributeRule;
   /** The caller's rewrite is applied to its value (AttributeRewriting.attributes). */
   rewrite: boolean;
@@ -116,7 +120,8 @@ export interface AttributeSlot {
 /** A tag name and what htmlparser2 and sanitize-html do with it. */
 export interface TagInfo {
   name: string;
-  /** nameKey of the name. */
+  /** The name's code units, and nameKey of it. */
+  units: Uint16Array;
   key: number;
   isVoid: boolean;
   rawText: boolean;
@@ -154,8 +159,11 @@ export interface AttributeRewriting {
 }
 
 export interface Rules {
-  /** The tag whose name is html[from, to) (ASCII letters and digits, any case), of nameKey `key`. */
-  tagAt(html: string, from: number, to: number, key: number): TagInfo;
+  /**
+   * The tag whose name is html[from, to) (ASCII letters and digits, any case), of nameKey `key`;
+   * `units` are html's code units (codeUnitsReader).
+   */
+  tagAt(html: string, units: Uint16Array, from: number, to: number, key: number): TagInfo;
   /**
    * The attribute's value as sanitize-html writes it after its checks (escaped; written
    * ` name="value"`, or slot.empty when ''), undefined when it drops the attribute, null when
@@ -171,24 +179,25 @@ function escapeAttribute(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-const isAlpha = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
-/** A character of a scheme after its first: letter, digit, `.`, `-`, `+`. */
-const isSchemeChar = (c: number) => isAlpha(c) || (c >= 48 && c <= 57) || c === 46 || c === 45 || c === 43;
+/** A list of URL schemes (lower case), and expressions that find one at the start of a URL. */
+interface Schemes {
+  list: readonly string[];
+  /** One of the list, any case, then `:`. */
+  allowed: RegExp;
+}
+
+const schemesOf = (list: readonly string[]): Schemes => ({ list, allowed: new RegExp(`^(?:${list.map((s) => s.replace(/[.+]/g, '\\$&')).join('|')}):`, 'i') });
+/** A scheme (any), then `:`. */
+const ANY_SCHEME = /^[a-z][a-z0-9.+-]*:/i;
 
 /** launder 1.7's naughtyHref, which sanitize-html applies to URL attributes. */
-function naughtyHref(href: string, allowedSchemes: readonly string[], allowProtocolRelative: boolean): boolean {
+function naughtyHref(href: string, schemes: Schemes, allowProtocolRelative: boolean): boolean {
   // A scheme written at the very start, with no space, control or `<` before its colon, is what
   // the cleaning below leaves in front too (the URLs the rewrite writes): read it there, without
   // building a string.
-  if (isAlpha(href.charCodeAt(0))) {
-    let end = 1;
-    while (isSchemeChar(href.charCodeAt(end))) end++;
-    if (href.charCodeAt(end) === 58) {
-      for (const scheme of allowedSchemes) if (sameName(href, 0, end, scheme)) return false;
-      return true;
-    }
-  }
-  return naughtyCleanedHref(href, allowedSchemes, allowProtocolRelative);
+  if (schemes.allowed.test(href)) return false;
+  if (ANY_SCHEME.test(href)) return true;
+  return naughtyCleanedHref(href, schemes.list, allowProtocolRelative);
 }
 
 function naughtyCleanedHref(href: string, allowedSchemes: readonly string[], allowProtocolRelative: boolean): boolean {
@@ -232,14 +241,18 @@ function nameKey(s: string, from: number, to: number): number {
 }
 
 /**
- * True when s[from, to), ASCII letters folded to lower case, is `name`. `name` is lower case
- * letters, digits and `.:-+`, which folding leaves as they are and no other character folds to.
+ * True when units[from, to), ASCII letters folded to lower case, are the code units of `name`.
+ * `name` is lower case letters, digits and `.:-+`, which folding leaves as they are and no other
+ * character folds to.
  */
-export function sameName(s: string, from: number, to: number, name: string): boolean {
+export function sameName(units: Uint16Array, from: number, to: number, name: Uint16Array): boolean {
   if (to - from !== name.length) return false;
-  for (let i = 0; i < name.length; i++) if ((s.charCodeAt(from + i) | 0x20) !== name.charCodeAt(i)) return false;
+  for (let i = 0; i < name.length; i++) if ((units[from + i]! | 0x20) !== name[i]) return false;
   return true;
 }
+
+/** The code units of a name (ASCII). */
+const unitsOf = (name: string) => Uint16Array.from(name, (c) => c.charCodeAt(0));
 
 function refuse(reason: string): never {
   throw new Error(`sanitize fast path: ${reason}`);
@@ -306,15 +319,18 @@ export function compileRules(options: sanitizeHtml.IOptions, rewriting: Attribut
   // An attribute both rewritten and set would be dropped by the rewrite and set again after the
   // others, which the slots below do not model.
   for (const [tag, set] of Object.entries(rewriting.set)) {
-    for (const a of Object.keys(set)) if (rewritten.has(a)) refuse(`attribute ${a} of ${tag} both rewritten and set`);
+    for (const [a, value] of Object.entries(set)) {
+      if (rewritten.has(a)) refuse(`attribute ${a} of ${tag} both rewritten and set`);
+      if (hasControls(value)) refuse(`a control character in the value set for ${a} of ${tag}`);
+    }
   }
 
   /** What sanitize-html does with an attribute an allowed tag may keep. */
   const attributeRule = (tag: string, name: string): AttributeRule => ({
     dropIfEmpty: !allowedEmpty.has(name) && (nonBoolean.has(name) || nonBoolean.has('*')),
     writeEmpty: allowedEmpty.has(name),
-    schemes: schemeAttributes.has(name) ? schemesFor(tag) : null,
-    srcsetSchemes: name === 'srcset' || name === 'imagesrcset' ? schemesFor(name) : null,
+    schemes: schemeAttributes.has(name) ? schemesOf(schemesFor(tag)) : null,
+    srcsetSchemes: name === 'srcset' || name === 'imagesrcset' ? schemesOf(schemesFor(name)) : null,
     keepClass: name === 'class' ? (classFilters.get(tag) ?? null) : null,
   });
 
@@ -346,6 +362,8 @@ export function compileRules(options: sanitizeHtml.IOptions, rewriting: Attribut
         const rule = attributeRule(name, a);
         slots.push({
           name: a,
+          units: unitsOf(a),
+          key: nameKey(a, 0, a.length),
           rule,
           rewrite: rewritten.has(a),
           forced: rewriting.set[name]?.[a] ?? null,
@@ -356,6 +374,7 @@ export function compileRules(options: sanitizeHtml.IOptions, rewriting: Attribut
     }
     const info: TagInfo = {
       name,
+      units: unitsOf(name),
       key: nameKey(name, 0, name.length),
       isVoid: VOID_ELEMENTS.has(name),
       rawText: RAW_TEXT.has(name),
@@ -398,10 +417,10 @@ export function compileRules(options: sanitizeHtml.IOptions, rewriting: Attribut
     // Two names with one key: the second is looked at when met, as an unknown one.
     if (!known.has(info.key)) known.set(info.key, info);
   }
-  const tagAt = (html: string, from: number, to: number, key: number): TagInfo => {
+  const tagAt = (html: string, units: Uint16Array, from: number, to: number, key: number): TagInfo => {
     const info = known.get(key);
     // An unknown name is not allowed (allowed ones are all known): it has no slots.
-    return info && sameName(html, from, to, info.name) ? info : tagInfo(html.slice(from, to).toLowerCase());
+    return info && sameName(units, from, to, info.units) ? info : tagInfo(html.slice(from, to).toLowerCase());
   };
 
   return { tagAt, checkAttribute, maxSlots };

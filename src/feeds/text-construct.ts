@@ -36,6 +36,9 @@ const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
 // eslint-disable-next-line no-control-regex
 const HAS_CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 
+/** True when stripControls would change `value`. */
+export const hasControls = (value: string) => HAS_CONTROL.test(value);
+
 /** Removes characters that PostgreSQL text or an HTML reader cannot take. */
 export function stripControls(value: string): string {
   // Testing first is cheaper on the common string without any (a replace scans and copies).
