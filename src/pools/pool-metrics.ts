@@ -12,6 +12,11 @@ export function poolMetrics(metrics: Metrics) {
       'Rows of pops whose reply came after the deadline (the request was served from the DB), put back at the head of the pool, by pool type.',
       ['type'],
     ),
+    latePops: metrics.counter(
+      'wp_pool_late_pops_total',
+      'Pops whose reply came after their deadline (the request was served from the DB, or answered 503), once their outcome is known, by pool type and outcome: put_back (the rows it took are back in the pool), nothing (it took no row: the pool was empty, or Redis refused it, e.g. its AOF guard once the deadline had passed), in_doubt (the connection dropped: see wp_pool_rows_in_doubt_total).',
+      ['type', 'outcome'],
+    ),
     inDoubt: metrics.counter(
       'wp_pool_rows_in_doubt_total',
       'Rows a pop may have taken from a pool without serving them (the connection to Redis dropped while the pop or its put-back was in flight; counted as many as it asked for), by pool type. Normally 0.',

@@ -42,6 +42,9 @@ import type { PoolMetrics } from './pool-metrics.js';
 import type { PoolRows } from './pool-rows.js';
 import type { PoolTriggers } from './pool-triggers.js';
 
+/** What became of a pop that replied after its deadline (wp_pool_late_pops_total). */
+type LateOutcome = 'put_back' | 'nothing' | 'in_doubt';
+
 export interface PopDeps {
   lists: PoolLists;
   rows: PoolRows;
@@ -85,7 +88,7 @@ export class PoolPopper {
       if (shortfall) {
         // The replicas did not confirm the pop: a failover now would put its items back in the
         // pool, and serving them would serve them twice. They go back now and are served later.
-        if (items.length) this.putBackUnconfirmed(type, groupId, items, shortfall, sentOn);
+        if (items.length) void this.putBackUnconfirmed(type, groupId, items, shortfall, sentOn);
         throw shortfall;
       }
       for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
@@ -148,7 +151,7 @@ export class PoolPopper {
           lists.pop(type, groupId, wanted, (late) => this.whenLate(type, groupId, wanted, late), revocation),
         );
         if (shortfall) {
-          if (items.length) this.putBackUnconfirmed(type, groupId, items, shortfall, sentOn);
+          if (items.length) void this.putBackUnconfirmed(type, groupId, items, shortfall, sentOn);
           return;
         }
         for (const item of items) served.push({ id: item.id, text: item.text, source: 'pool' });
@@ -161,25 +164,36 @@ export class PoolPopper {
     }
   }
 
-  /** The outcome of a pop that missed its deadline: its items, if any, go back to the pool. */
+  /** The outcome of a pop that missed its deadline: its items, if any, go back to the pool; counted in wp_pool_late_pops_total once known. */
   private whenLate(type: PoolType, groupId: number, count: number, late: Promise<PopReply>): void {
-    late.then(
-      // A late pop its replicas did not confirm goes back on its own connection only (see putBack).
-      ({ items, shortfall, sentOn }) => {
-        if (!items.length) return;
-        if (shortfall) this.putBackUnconfirmed(type, groupId, items, shortfall, sentOn);
-        else void this.putBack(type, groupId, items, undefined, 'late');
-      },
-      (err: unknown) => {
-        if (commandMayHaveRun(err)) this.inDoubt(type, groupId, count, err);
-      },
-    );
+    void late
+      .then(
+        // A late pop its replicas did not confirm goes back on its own connection only (see putBack).
+        ({ items, shortfall, sentOn }): Promise<LateOutcome> | LateOutcome => {
+          if (!items.length) return 'nothing';
+          return shortfall ? this.putBackUnconfirmed(type, groupId, items, shortfall, sentOn) : this.putBack(type, groupId, items, undefined, 'late');
+        },
+        // An error reply (the AOF guard refusing it once its deadline had passed, say): nothing was taken.
+        (err: unknown): LateOutcome => {
+          if (!commandMayHaveRun(err)) return 'nothing';
+          this.inDoubt(type, groupId, count, err);
+          return 'in_doubt';
+        },
+      )
+      .then((outcome) => this.deps.metrics.latePops.inc({ type, outcome }));
   }
 
   /** The items of a pop its replicas did not confirm go back on the pop's own connection, or are in doubt when it is not known. */
-  private putBackUnconfirmed(type: PoolType, groupId: number, items: PoolItem[], shortfall: ReplicaAckError, sentOn: ConnectionMark | undefined): void {
-    if (sentOn) void this.putBack(type, groupId, items, sentOn);
-    else this.inDoubt(type, groupId, items.length, shortfall, items);
+  private putBackUnconfirmed(
+    type: PoolType,
+    groupId: number,
+    items: PoolItem[],
+    shortfall: ReplicaAckError,
+    sentOn: ConnectionMark | undefined,
+  ): Promise<LateOutcome> {
+    if (sentOn) return this.putBack(type, groupId, items, sentOn);
+    this.inDoubt(type, groupId, items.length, shortfall, items);
+    return Promise.resolve('in_doubt');
   }
 
   /**
@@ -193,7 +207,7 @@ export class PoolPopper {
     items: PoolItem[],
     sentOn?: ConnectionMark,
     why: 'late' | 'unconfirmed' = 'unconfirmed',
-  ): Promise<void> {
+  ): Promise<LateOutcome> {
     const { lists, metrics } = this.deps;
     const giveUpAt = Date.now() + PUT_BACK_PATIENCE_MS;
     for (;;) {
@@ -207,12 +221,17 @@ export class PoolPopper {
             ? 'pool pop replied after its deadline; its rows were put back in the pool'
             : 'pool pop not confirmed by the Redis replicas (REDIS_REPLICA_ACKS); its rows were put back in the pool',
         );
-        return;
+        return 'put_back';
       } catch (err) {
         // Bound to a connection that is gone: the pop may or may not be on the server now answering.
-        if (err instanceof ConnectionChangedError) return this.inDoubt(type, groupId, items.length, err, items);
-        if (commandMayHaveRun(err)) return this.inDoubt(type, groupId, items.length, err, items);
-        if (lists.closed || Date.now() >= giveUpAt) return this.lost(type, groupId, items, err);
+        if (err instanceof ConnectionChangedError || commandMayHaveRun(err)) {
+          this.inDoubt(type, groupId, items.length, err, items);
+          return 'in_doubt';
+        }
+        if (lists.closed || Date.now() >= giveUpAt) {
+          this.lost(type, groupId, items, err);
+          return 'in_doubt';
+        }
       }
       await new Promise((resolve) => setTimeout(resolve, PUT_BACK_RETRY_MS).unref());
     }
