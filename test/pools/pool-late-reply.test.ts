@@ -40,6 +40,16 @@ const keys = createKeys('wp');
 /** No background fsync, so that the AOF guard lets the paused pop run once Redis goes on (see above). */
 const noBackgroundFsync = (admin: Redis) => admin.call('CONFIG', 'SET', 'appendfsync', 'no');
 
+/** One pop of a titles pool while Redis holds its writes (CLIENT PAUSE WRITE): it misses its deadline, and runs once Redis goes on. */
+async function popWhilePaused(admin: Redis, api: ApiClient, groupId: number) {
+  await admin.call('CLIENT', 'PAUSE', '30000', 'WRITE');
+  try {
+    return await api.post(`/api/pools/titles/${groupId}/pop`);
+  } finally {
+    await admin.call('CLIENT', 'UNPAUSE');
+  }
+}
+
 /** Late pops of titles whose outcome is known, by outcome (wp_pool_late_pops_total). */
 const latePops = (api: ApiClient, outcome: string) => metricValue(api, 'wp_pool_late_pops_total', { type: 'titles', outcome });
 
@@ -120,13 +130,7 @@ describe('a pop whose reply comes after its deadline', () => {
     const next = await nextIds(admin, 5, 1);
     const putBefore = await metricValue(t.api, 'wp_pool_put_back_rows_total', { type: 'titles' });
     const lateBefore = await latePops(t.api, 'put_back');
-    await admin.call('CLIENT', 'PAUSE', '30000', 'WRITE');
-    let late;
-    try {
-      late = await t.api.post('/api/pools/titles/5/pop');
-    } finally {
-      await admin.call('CLIENT', 'UNPAUSE');
-    }
+    const late = await popWhilePaused(admin, t.api, 5);
     expect(late.status, JSON.stringify(late.body)).toBe(503);
     expect(late.body.error.code).toBe('redis_unavailable');
     await waitFor(async () => (await latePops(t.api, 'put_back')) === lateBefore + 1, { message: 'late row not put back' });
@@ -138,13 +142,7 @@ describe('a pop whose reply comes after its deadline', () => {
 
     // A late pop of the drained pool took nothing: nothing to put back, and its outcome says so.
     const nothingBefore = await latePops(t.api, 'nothing');
-    await admin.call('CLIENT', 'PAUSE', '30000', 'WRITE');
-    let empty;
-    try {
-      empty = await t.api.post('/api/pools/titles/5/pop');
-    } finally {
-      await admin.call('CLIENT', 'UNPAUSE');
-    }
+    const empty = await popWhilePaused(admin, t.api, 5);
     expect(empty.status, JSON.stringify(empty.body)).toBe(503);
     await waitFor(async () => (await latePops(t.api, 'nothing')) === nothingBefore + 1, { message: 'the late pop of an empty pool was not counted' });
     expect(await metricValue(t.api, 'wp_pool_put_back_rows_total', { type: 'titles' })).toBe(putBefore + 1);
