@@ -42,7 +42,17 @@ export class IpService {
   async create(input: { name: string; keyword: string; weight?: number }) {
     const weight = input.weight ?? 1;
     const ip = await this.deps.ips.create({ name: input.name, keyword: input.keyword, weight, intervalSeconds: intervalSeconds(weight, this.deps.settings) });
-    const scheduled = await this.deps.scheduler.scheduleMany([{ id: ip.id, keyword: ip.keyword, dueAt: Date.now() }]);
+    let scheduled: Awaited<ReturnType<CrawlScheduler['scheduleMany']>>;
+    try {
+      scheduled = await this.deps.scheduler.scheduleMany([{ id: ip.id, keyword: ip.keyword, dueAt: Date.now() }]);
+    } catch (err) {
+      // No first crawl (Redis unreachable, or its replicas did not confirm the claim under
+      // REDIS_REPLICA_ACKS): the IP is taken back, so that the error (a 503) leaves nothing behind
+      // and the client's retry creates it once. A claim that reached Redis all the same is the
+      // entry of a missing IP, which the reconciliation releases (as after a delete).
+      await this.deps.ips.delete(ip.id).catch(() => undefined);
+      throw err;
+    }
     // The answer names the first crawl this created, even when a fast crawler has finished it and
     // moved the chain on by the time the answer is written.
     const first = scheduled.get(ip.id);

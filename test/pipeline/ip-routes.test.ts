@@ -4,6 +4,7 @@
  * the pipeline persisted, and bad input on every route is a 4xx naming the field with nothing
  * written or enqueued.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { waitFor } from '../support/wait.js';
@@ -42,6 +43,31 @@ describe('crawl routes', () => {
     const list = await t.api.get('/api/ips?active=true&limit=10');
     expect(list.status).toBe(200);
     expect(list.body.ips.map((i: { id: number }) => i.id)).toContain(res.body.id);
+  });
+
+  it('answers a create whose first crawl cannot be scheduled 503 with nothing left behind, so that the retry creates the IP once', async () => {
+    const admin = new Redis(t.redis.url);
+    try {
+      // Redis holds every write: the first crawl's claim misses its deadline.
+      await admin.call('CLIENT', 'PAUSE', '30000', 'WRITE');
+      let refused;
+      try {
+        refused = await t.api.post('/api/ips', { name: 'Retried', keyword: 'retried' });
+      } finally {
+        await admin.call('CLIENT', 'UNPAUSE');
+      }
+      expect(refused.status, JSON.stringify(refused.body)).toBe(503);
+      expect(refused.body.error.code).toBe('redis_unavailable');
+      const named = async () => ((await t.api.get('/api/ips?limit=500')).body.ips as { id: number; name: string }[]).filter((ip) => ip.name === 'Retried');
+      expect(await named()).toEqual([]);
+      // The client's retry, once Redis is back.
+      const created = await t.api.post('/api/ips', { name: 'Retried', keyword: 'retried' });
+      expect(created.status).toBe(201);
+      expect((await named()).map((ip) => ip.id)).toEqual([created.body.id]);
+      expect((await q.pendingFor(created.body.id)).map((j) => j.id)).toEqual([created.body.currentCrawl.taskId]);
+    } finally {
+      admin.disconnect();
+    }
   });
 
   it('refuses bad input on every crawl route with a 4xx naming the field, writing and enqueuing nothing', async () => {

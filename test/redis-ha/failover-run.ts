@@ -150,7 +150,14 @@ export async function runFailover(t: HaPlatform, topology: FailoverTopology, mod
   // Chains.
   const firstTask = new Map<number, string>();
   for (let i = 0; i < IPS; i++) {
-    const res = await api.post('/api/ips', { name: `${slug} ${i}`, keyword: `${slug}-${i}` });
+    const create = () => api.post('/api/ips', { name: `${slug} ${i}`, keyword: `${slug}-${i}` });
+    let res = await create();
+    // With REDIS_REPLICA_ACKS a replica that falls behind the wait (a loaded machine) makes it a
+    // 503, which leaves no IP behind: tried again, as a client does after Retry-After.
+    for (let tries = 1; res.status === 503 && tries < 20; tries++) {
+      await sleep(200);
+      res = await create();
+    }
     if (res.status !== 201) throw new Error(`POST /api/ips: ${res.status} ${JSON.stringify(res.body)}`);
     firstTask.set(res.body.id, res.body.currentCrawl.taskId);
   }
