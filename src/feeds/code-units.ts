@@ -42,3 +42,6 @@ export function codeUnitsReader(): (s: string) => Uint16Array {
     return units;
   };
 }
+
+/** The code units of a short ASCII string known in advance (a name or prefix a scanner compares with). */
+export const unitsOf = (ascii: string) => Uint16Array.from(ascii, (c) => c.charCodeAt(0));

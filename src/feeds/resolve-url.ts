@@ -15,7 +15,7 @@
  * answer (resolve-url.test.ts compares the two on generated URLs and bases).
  */
 
-import { codeUnitsReader } from './code-units.js';
+import { codeUnitsReader, unitsOf } from './code-units.js';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -122,9 +122,9 @@ function plainPathAndAfter(u: Uint16Array, n: number, from: number): boolean {
 
 /** The URL strings are read as code units, not through charCodeAt (code-units.ts). */
 const readUnits = codeUnitsReader();
-const HTTP = Uint16Array.from('http://', (c) => c.charCodeAt(0));
-const HTTPS = Uint16Array.from('https://', (c) => c.charCodeAt(0));
-const PUNYCODE = Uint16Array.from('xn--', (c) => c.charCodeAt(0));
+const HTTP = unitsOf('http://');
+const HTTPS = unitsOf('https://');
+const PUNYCODE = unitsOf('xn--');
 
 /** True when u[at, n) starts with `prefix`. */
 function startsWithUnits(u: Uint16Array, n: number, at: number, prefix: Uint16Array): boolean {

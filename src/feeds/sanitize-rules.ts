@@ -14,6 +14,7 @@
  * from sanitize-html unnoticed.
  */
 import sanitizeHtml from 'sanitize-html';
+import { unitsOf } from './code-units.js';
 import { hasControls } from './text-construct.js';
 
 // htmlparser2 10's Parser: opening the key closes an open element of the set on top of the stack.
@@ -250,9 +251,6 @@ export function sameName(units: Uint16Array, from: number, to: number, name: Uin
   for (let i = 0; i < name.length; i++) if ((units[from + i]! | 0x20) !== name[i]) return false;
   return true;
 }
-
-/** The code units of a name (ASCII). */
-const unitsOf = (name: string) => Uint16Array.from(name, (c) => c.charCodeAt(0));
 
 function refuse(reason: string): never {
   throw new Error(`sanitize fast path: ${reason}`);
