@@ -35,7 +35,11 @@ export function ipRoutes(ips: IpService, weights: { weightMin: number; weightMax
       access: 'admin',
       summary: 'Track an IP: its first crawl is scheduled at once.',
       body: createBody,
-      responses: { 201: { description: 'the IP with its interval, next crawl and current crawl' }, 400: { description: 'bad input (field named)' } },
+      responses: {
+        201: { description: 'the IP with its interval, next crawl and current crawl' },
+        400: { description: 'bad input (field named)' },
+        503: { description: 'Redis unavailable (or, with REDIS_REPLICA_ACKS, the first crawl not confirmed): no IP is created; retry after Retry-After' },
+      },
       handler: async ({ body }) => ({ status: 201, body: await ips.create(body) }),
     }),
     defineRoute({
