@@ -183,10 +183,14 @@ export async function spawnServer(
   return { server, match: ready.exec(server.output())! };
 }
 
-/** Node flags that write a server's CPU profile to BENCH_PROFILE_DIR/<name>/ (none without it). */
+/**
+ * Node flags of a server: BENCH_SERVER_FLAGS (space-separated, given to every server alike, e.g.
+ * `--max-semi-space-size=32`), and with BENCH_PROFILE_DIR a CPU profile written to its <name>/ there.
+ */
 export function profileFlags(name: string): string[] {
   const dir = process.env.BENCH_PROFILE_DIR;
-  return dir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, name)}`] : [];
+  const given = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean);
+  return [...given, ...(dir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, name)}`] : [])];
 }
 
 export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });

@@ -34,7 +34,8 @@
  * BENCH_ROUNDS (default 5) sets the rounds; BENCH_PART=http|db runs one half (the HTTP half
  * includes Redis's side of a pop, see redisSideBench; BENCH_PART=redis runs that alone);
  * BENCH_PROFILE_DIR writes CPU profiles of the servers (api/, api-logging/, express/, http/,
- * http-log/ under it).
+ * http-log/ under it); BENCH_SERVER_FLAGS gives node flags to every server alike (V8's heap
+ * settings, say: docs/benchmarks.md, "Where the gap goes").
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
