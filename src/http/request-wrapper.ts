@@ -18,6 +18,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { InFlightList, type InFlightEntry } from '../lib/in-flight-list.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { DependencyDownError } from '../errors.js';
@@ -72,8 +73,8 @@ export interface WrapperOptions {
 
 export class RequestWrapper {
   private readonly nextId = requestIds();
-  /** Requests begun and not answered yet, oldest first (the deadline's sweep). */
-  private readonly inFlight = new Set<Exchange>();
+  /** Requests begun and not answered yet, oldest first (the deadline's sweep; not a Set: in-flight-list.ts). */
+  private readonly inFlight = new InFlightList<Exchange>();
   private readonly sweeper: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: WrapperOptions) {
@@ -94,7 +95,7 @@ export class RequestWrapper {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : this.nextId();
     const ex = new Exchange(req, res, id, this);
-    if (this.sweeper) this.inFlight.add(ex);
+    if (this.sweeper) ex.inFlight = this.inFlight.add(ex);
     return ex;
   }
 
@@ -105,14 +106,14 @@ export class RequestWrapper {
 
   /** A request answered (or gone): out of the deadline's sweep. */
   settled(ex: Exchange): void {
-    this.inFlight.delete(ex);
+    if (ex.inFlight) this.inFlight.remove(ex.inFlight);
   }
 
   private sweep(): void {
     const now = performance.now();
     const { outageDeadlineMs = Infinity, requestDeadlineMs } = this.options;
     let down: Dependency | undefined | null = null; // asked once per sweep, when needed
-    for (const ex of this.inFlight) {
+    for (const ex of this.inFlight.values()) {
       const age = now - ex.started;
       // The set is in order of arrival: once one is within both deadlines, so are the rest.
       if (age < outageDeadlineMs && !(requestDeadlineMs && age >= requestDeadlineMs)) break;
@@ -168,6 +169,8 @@ export class Exchange {
   expired = false;
   private recorded = false;
   private routeOnFinish: (() => string) | undefined;
+  /** Its place among the requests in flight, while the deadline's sweep looks at it. */
+  inFlight: InFlightEntry<Exchange> | undefined;
 
   constructor(
     readonly req: IncomingMessage,

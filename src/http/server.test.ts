@@ -1,9 +1,12 @@
 /**
  * The API server's limits on loopback: the connection cap kept under the open-file limit less
  * the reserve, the header timeout closing a slow-header connection (408) and the keep-alive
- * timeout an idle one, each well before node's defaults (60 s and more) would.
+ * timeout an idle one, each well before node's defaults (60 s and more) would; and its stop, which
+ * answers the requests in flight with `Connection: close` and cuts (and names) those that outlive
+ * the grace period.
  */
 import net from 'node:net';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { HttpApp } from './app.js';
 import { openFileLimit, parseOpenFileLimit } from './open-file-limit.js';
@@ -66,5 +69,43 @@ describe('the API server', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('on stop answers the requests in flight with Connection: close, and cuts and names those outliving the grace period', async () => {
+    const held: (() => void)[] = [];
+    const holding: HttpApp = {
+      listener: (req, res) => {
+        if (req.url?.startsWith('/quick')) res.end('quick');
+        else held.push(() => res.end('late'));
+      },
+      close: () => undefined,
+    };
+    const lines: { msg: string; inFlight?: string[] }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const server = await listen(holding, { host: '127.0.0.1', port: 0, graceMs: 1500, limits: { ...limits, keepAliveTimeoutMs: 60_000 }, logger });
+    const port = Number(new URL(server.url).port);
+    const open = (path: string) => {
+      const socket = net.connect({ port, host: '127.0.0.1' });
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      return socket;
+    };
+    // Done before the stop, on a kept-alive connection: neither in flight nor named.
+    const quick = open('/quick?x=1');
+    const quickClosed = untilClosed(quick, 15_000);
+    await new Promise<void>((resolve) => quick.once('data', () => resolve()));
+    const answered = open('/answered');
+    const cut = open('/outlives?token=secret');
+    const answeredClosed = untilClosed(answered, 15_000);
+    const cutClosed = untilClosed(cut, 15_000);
+    await expect.poll(() => held.length).toBe(2);
+    const stopped = server.close();
+    held[0]!(); // answered within the grace period
+    expect(await answeredClosed).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*connection: close[\s\S]*late$/i);
+    // The other one outlives it: its connection is cut without an answer.
+    expect(await cutClosed).toBe('');
+    await stopped;
+    expect(await quickClosed).toMatch(/quick$/);
+    const warning = lines.find((l) => l.msg === 'requests outlived the shutdown grace period; their connections are cut');
+    expect(warning?.inFlight).toEqual([expect.stringMatching(/^GET \/outlives \(\d+ ms\)$/)]);
   });
 });

@@ -10,6 +10,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { InFlightList } from '../lib/in-flight-list.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { HttpApp } from './app.js';
@@ -99,14 +100,15 @@ export async function listen(app: HttpApp, options: ListenOptions): Promise<Http
   const address = server.address() as AddressInfo;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   let closing: Promise<void> | undefined;
-  const inFlight = new Map<http.ServerResponse, { method: string; path: string; since: number }>();
+  // Not a Map keyed by response: every request enters and leaves it (in-flight-list.ts).
+  const inFlight = new InFlightList<{ req: http.IncomingMessage; res: http.ServerResponse; since: number }>();
   // Once closing, a request that still comes on a kept-alive connection is answered with
   // `Connection: close`, so that a client sending request after request on one connection does
   // not hold the stop up until the grace period runs out.
   server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (closing) res.setHeader('connection', 'close');
-    inFlight.set(res, { method: req.method ?? '', path: (req.url ?? '').split('?')[0]!, since: Date.now() });
-    res.once('close', () => inFlight.delete(res));
+    const entry = inFlight.add({ req, res, since: Date.now() });
+    res.once('close', () => inFlight.remove(entry));
   });
   return {
     url: `http://${shownHost}:${address.port}`,
@@ -116,12 +118,12 @@ export async function listen(app: HttpApp, options: ListenOptions): Promise<Http
       (closing ??= new Promise<void>((resolve) => {
         // Responses still to be written close their connection; a connection that becomes idle
         // later (its request was in flight when the stop began) is closed on the next sweep.
-        for (const res of inFlight.keys()) if (!res.headersSent) res.setHeader('connection', 'close');
+        for (const { res } of inFlight.values()) if (!res.headersSent) res.setHeader('connection', 'close');
         const sweep = setInterval(() => server.closeIdleConnections(), 100);
         const timer = setTimeout(() => {
           const now = Date.now();
           logger?.warn(
-            { graceMs, inFlight: [...inFlight.values()].map((r) => `${r.method} ${r.path} (${now - r.since} ms)`) },
+            { graceMs, inFlight: [...inFlight.values()].map((r) => `${r.req.method ?? ''} ${(r.req.url ?? '').split('?')[0]} (${now - r.since} ms)`) },
             'requests outlived the shutdown grace period; their connections are cut',
           );
           server.closeAllConnections();
