@@ -19,6 +19,7 @@
  */
 import type http from 'node:http';
 import type { Socket } from 'node:net';
+import { OrderedList, type OrderedEntry } from '../lib/ordered-list.js';
 import type { Metrics } from '../metrics/metrics.js';
 
 export interface ConnectionCaps {
@@ -36,22 +37,20 @@ interface Connection {
   /** Requests in progress (more than one when a client pipelines). */
   active: number;
   counted: boolean;
+  /** Its places in the idle lists (all, its address's) while idle. */
+  idleAll?: OrderedEntry<Connection> | undefined;
+  idleHere?: OrderedEntry<Connection> | undefined;
 }
 
 interface AddressConnections {
   count: number;
-  idle: Set<Connection>;
-}
-
-/** The first (oldest) member of an insertion-ordered set. */
-function oldest<T>(set: Set<T>): T | undefined {
-  for (const item of set) return item;
-  return undefined;
+  idle: OrderedList<Connection>;
 }
 
 export class ConnectionGuard {
   private open = 0;
-  private readonly idle = new Set<Connection>();
+  /** Idle connections, the longest idle first (lists, not Sets: every request leaves and re-enters them, see ordered-list.ts). */
+  private readonly idle = new OrderedList<Connection>();
   private readonly byAddress = new Map<string, AddressConnections>();
   private readonly bySocket = new WeakMap<Socket, Connection>();
   private readonly refused: Record<Cap, number> = { total: 0, per_address: 0 };
@@ -92,15 +91,14 @@ export class ConnectionGuard {
     const address = socket.remoteAddress;
     if (address === undefined) return; // already gone
     let mine = this.byAddress.get(address);
-    if (this.caps.perAddress && mine && mine.count >= this.caps.perAddress && !this.makeRoom(oldest(mine.idle), 'per_address', socket)) return;
-    if (this.open >= this.caps.max && !this.makeRoom(oldest(this.idle), 'total', socket)) return;
-    if (!mine) this.byAddress.set(address, (mine = { count: 0, idle: new Set() }));
+    if (this.caps.perAddress && mine && mine.count >= this.caps.perAddress && !this.makeRoom(mine.idle.first(), 'per_address', socket)) return;
+    if (this.open >= this.caps.max && !this.makeRoom(this.idle.first(), 'total', socket)) return;
+    if (!mine) this.byAddress.set(address, (mine = { count: 0, idle: new OrderedList() }));
     const conn: Connection = { socket, address, active: 0, counted: true };
     this.bySocket.set(socket, conn);
     this.open++;
     mine.count++;
-    this.idle.add(conn);
-    mine.idle.add(conn);
+    this.becomeIdle(conn, mine);
     socket.once('close', () => this.uncount(conn));
   }
 
@@ -119,25 +117,35 @@ export class ConnectionGuard {
 
   private began(conn: Connection): void {
     if (conn.active++ > 0 || !conn.counted) return;
-    this.idle.delete(conn);
-    this.byAddress.get(conn.address)?.idle.delete(conn);
+    this.leaveIdle(conn);
   }
 
   private ended(conn: Connection): void {
     if (--conn.active > 0 || !conn.counted || conn.socket.destroyed) return;
     // Idle again: the newest idle one (last to be closed for a newcomer).
-    this.idle.add(conn);
-    this.byAddress.get(conn.address)?.idle.add(conn);
+    const mine = this.byAddress.get(conn.address);
+    if (mine) this.becomeIdle(conn, mine);
+  }
+
+  private becomeIdle(conn: Connection, mine: AddressConnections): void {
+    if (conn.idleAll) return; // idle already: it keeps its place
+    conn.idleAll = this.idle.add(conn);
+    conn.idleHere = mine.idle.add(conn);
+  }
+
+  private leaveIdle(conn: Connection): void {
+    if (conn.idleAll) this.idle.remove(conn.idleAll);
+    if (conn.idleHere) this.byAddress.get(conn.address)?.idle.remove(conn.idleHere);
+    conn.idleAll = conn.idleHere = undefined;
   }
 
   private uncount(conn: Connection): void {
     if (!conn.counted) return;
     conn.counted = false;
     this.open--;
-    this.idle.delete(conn);
+    this.leaveIdle(conn);
     const mine = this.byAddress.get(conn.address);
     if (!mine) return;
-    mine.idle.delete(conn);
     if (--mine.count === 0) this.byAddress.delete(conn.address);
   }
 }

@@ -18,7 +18,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { InFlightList, type InFlightEntry } from '../lib/in-flight-list.js';
+import { OrderedList, type OrderedEntry } from '../lib/ordered-list.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { DependencyDownError } from '../errors.js';
@@ -73,8 +73,8 @@ export interface WrapperOptions {
 
 export class RequestWrapper {
   private readonly nextId = requestIds();
-  /** Requests begun and not answered yet, oldest first (the deadline's sweep; not a Set: in-flight-list.ts). */
-  private readonly inFlight = new InFlightList<Exchange>();
+  /** Requests begun and not answered yet, oldest first (the deadline's sweep; not a Set: ordered-list.ts). */
+  private readonly inFlight = new OrderedList<Exchange>();
   private readonly sweeper: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: WrapperOptions) {
@@ -170,7 +170,7 @@ export class Exchange {
   private recorded = false;
   private routeOnFinish: (() => string) | undefined;
   /** Its place among the requests in flight, while the deadline's sweep looks at it. */
-  inFlight: InFlightEntry<Exchange> | undefined;
+  inFlight: OrderedEntry<Exchange> | undefined;
 
   constructor(
     readonly req: IncomingMessage,

@@ -10,7 +10,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { InFlightList } from '../lib/in-flight-list.js';
+import { OrderedList } from '../lib/ordered-list.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { HttpApp } from './app.js';
@@ -100,8 +100,8 @@ export async function listen(app: HttpApp, options: ListenOptions): Promise<Http
   const address = server.address() as AddressInfo;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   let closing: Promise<void> | undefined;
-  // Not a Map keyed by response: every request enters and leaves it (in-flight-list.ts).
-  const inFlight = new InFlightList<{ req: http.IncomingMessage; res: http.ServerResponse; since: number }>();
+  // Not a Map keyed by response: every request enters and leaves it (ordered-list.ts).
+  const inFlight = new OrderedList<{ req: http.IncomingMessage; res: http.ServerResponse; since: number }>();
   // Once closing, a request that still comes on a kept-alive connection is answered with
   // `Connection: close`, so that a client sending request after request on one connection does
   // not hold the stop up until the grace period runs out.

@@ -1,6 +1,7 @@
 /**
- * What a server has in progress (its requests), oldest first: `add` at the new end, `remove`
- * anywhere, both O(1), and iteration in order that may remove as it goes. Pure: no I/O.
+ * Things in order of arrival, for the request path (the requests in flight, the idle
+ * connections), oldest first: `add` at the new end, `remove` anywhere, both O(1), and iteration in
+ * order that may remove as it goes. Pure: no I/O.
  *
  * Not a Set or a Map, on purpose. A collection that every request enters and leaves is the
  * request path's busiest long-lived object, and V8 collects a churned Set or Map badly: it
@@ -14,25 +15,30 @@
  * value cleared, so nothing that has left holds anything.
  */
 
-export interface InFlightEntry<T> {
+export interface OrderedEntry<T> {
   /** Undefined once removed. */
   value: T | undefined;
-  older: InFlightEntry<T> | undefined;
-  newer: InFlightEntry<T> | undefined;
+  older: OrderedEntry<T> | undefined;
+  newer: OrderedEntry<T> | undefined;
 }
 
-export class InFlightList<T> {
-  private oldest: InFlightEntry<T> | undefined;
-  private newest: InFlightEntry<T> | undefined;
+export class OrderedList<T> {
+  private oldest: OrderedEntry<T> | undefined;
+  private newest: OrderedEntry<T> | undefined;
   private count = 0;
 
   get size(): number {
     return this.count;
   }
 
+  /** The oldest value, if any. */
+  first(): T | undefined {
+    return this.oldest?.value;
+  }
+
   /** Adds `value` as the newest; the entry is what `remove` takes. */
-  add(value: T): InFlightEntry<T> {
-    const entry: InFlightEntry<T> = { value, older: this.newest, newer: undefined };
+  add(value: T): OrderedEntry<T> {
+    const entry: OrderedEntry<T> = { value, older: this.newest, newer: undefined };
     if (this.newest) this.newest.newer = entry;
     else this.oldest = entry;
     this.newest = entry;
@@ -41,7 +47,7 @@ export class InFlightList<T> {
   }
 
   /** Takes the entry out (no-op when it already left). */
-  remove(entry: InFlightEntry<T>): void {
+  remove(entry: OrderedEntry<T>): void {
     if (entry.value === undefined) return;
     if (entry.older) entry.older.newer = entry.newer;
     else this.oldest = entry.newer;

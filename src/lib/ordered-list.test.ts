@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { InFlightList } from './in-flight-list.js';
+import { OrderedList } from './ordered-list.js';
 
-describe('InFlightList', () => {
+describe('OrderedList', () => {
   it('gives its values oldest first and takes any of them out', () => {
-    const list = new InFlightList<string>();
+    const list = new OrderedList<string>();
     const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((v) => list.add(v));
     expect([...list.values()]).toEqual(['a', 'b', 'c', 'd']);
     list.remove(b!);
@@ -21,7 +21,7 @@ describe('InFlightList', () => {
   });
 
   it('takes an entry out once, however often it is removed', () => {
-    const list = new InFlightList<number>();
+    const list = new OrderedList<number>();
     const first = list.add(1);
     list.add(2);
     list.remove(first);
@@ -31,7 +31,7 @@ describe('InFlightList', () => {
   });
 
   it('lets a sweep remove the value it is given', () => {
-    const list = new InFlightList<number>();
+    const list = new OrderedList<number>();
     const entries = new Map([1, 2, 3, 4, 5].map((v) => [v, list.add(v)]));
     const seen: number[] = [];
     for (const v of list.values()) {
@@ -43,7 +43,7 @@ describe('InFlightList', () => {
   });
 
   it('leaves nothing held by an entry that left', () => {
-    const list = new InFlightList<{ big: string }>();
+    const list = new OrderedList<{ big: string }>();
     const older = list.add({ big: 'x' });
     const entry = list.add({ big: 'y' });
     list.add({ big: 'z' });
