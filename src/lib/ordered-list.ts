@@ -36,7 +36,7 @@ export class OrderedList<T> {
     return this.oldest?.value;
   }
 
-  /** Adds `value` as the newest; the entry is what `remove` takes. */
+  /** Adds `value` (never undefined: that marks an entry that left) as the newest; the entry is what `remove` takes. */
   add(value: T): OrderedEntry<T> {
     const entry: OrderedEntry<T> = { value, older: this.newest, newer: undefined };
     if (this.newest) this.newest.newer = entry;
