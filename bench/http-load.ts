@@ -187,7 +187,7 @@ export async function spawnServer(
  * Node flags of a server: BENCH_SERVER_FLAGS (space-separated, given to every server alike, e.g.
  * `--max-semi-space-size=32`), and with BENCH_PROFILE_DIR a CPU profile written to its <name>/ there.
  */
-export function profileFlags(name: string): string[] {
+export function serverFlags(name: string): string[] {
   const dir = process.env.BENCH_PROFILE_DIR;
   const given = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean);
   return [...given, ...(dir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, name)}`] : [])];

@@ -115,7 +115,7 @@ export class RequestWrapper {
     let down: Dependency | undefined | null = null; // asked once per sweep, when needed
     for (const ex of this.inFlight.values()) {
       const age = now - ex.started;
-      // The set is in order of arrival: once one is within both deadlines, so are the rest.
+      // The list is in order of arrival: once one is within both deadlines, so are the rest.
       if (age < outageDeadlineMs && !(requestDeadlineMs && age >= requestDeadlineMs)) break;
       if (down === null) down = this.dependencyDown();
       if (down && age >= outageDeadlineMs) {

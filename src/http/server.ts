@@ -101,13 +101,13 @@ export async function listen(app: HttpApp, options: ListenOptions): Promise<Http
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   let closing: Promise<void> | undefined;
   // Not a Map keyed by response: every request enters and leaves it (ordered-list.ts).
-  const inFlight = new OrderedList<{ req: http.IncomingMessage; res: http.ServerResponse; since: number }>();
+  const inFlight = new OrderedList<{ res: http.ServerResponse; since: number }>();
   // Once closing, a request that still comes on a kept-alive connection is answered with
   // `Connection: close`, so that a client sending request after request on one connection does
   // not hold the stop up until the grace period runs out.
   server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (closing) res.setHeader('connection', 'close');
-    const entry = inFlight.add({ req, res, since: Date.now() });
+    const entry = inFlight.add({ res, since: Date.now() });
     res.once('close', () => inFlight.remove(entry));
   });
   return {
@@ -123,7 +123,10 @@ export async function listen(app: HttpApp, options: ListenOptions): Promise<Http
         const timer = setTimeout(() => {
           const now = Date.now();
           logger?.warn(
-            { graceMs, inFlight: [...inFlight.values()].map((r) => `${r.req.method ?? ''} ${(r.req.url ?? '').split('?')[0]} (${now - r.since} ms)`) },
+            {
+              graceMs,
+              inFlight: [...inFlight.values()].map(({ res, since }) => `${res.req.method ?? ''} ${(res.req.url ?? '').split('?')[0]} (${now - since} ms)`),
+            },
             'requests outlived the shutdown grace period; their connections are cut',
           );
           server.closeAllConnections();
