@@ -47,8 +47,8 @@ import { applyMigrations } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logging/logger.js';
 import { aofGuardLua, isAofBusyReply } from '../src/pools/aof-guard.js';
 import { markConsumed } from '../src/pools/mark-consumed.js';
-import { encodeItem } from '../src/pools/pool-item.js';
-import { PoolLists } from '../src/pools/pool-lists.js';
+import { decodeItem, encodeItem } from '../src/pools/pool-item.js';
+import { decodePopReply, PoolLists } from '../src/pools/pool-lists.js';
 import { PoolRows } from '../src/pools/pool-rows.js';
 import { popOneScript } from '../src/pools/pool-scripts.js';
 import { refillPool } from '../src/pools/refill-pool.js';
@@ -186,6 +186,19 @@ async function httpBench(env: Env): Promise<void> {
         `server CPU per pop node:http/platform ${x(h.cpuUs / p.cpuUs)}; CPU 0 (load generator + Redis) per pop node:http/platform ${x((h.loadCpuUs + h.redisCpuUs) / (p.loadCpuUs + p.redisCpuUs))}; ` +
         `run through tsx (npm start)/node:http ${x(ratio(pt, h))}, tsx/build ${x(ratio(pt, p))}`,
     );
+    if (PINNING) {
+      // Which core limits: with the load generator and Redis on one core, that core can fill up
+      // before the server's does; then pops/s measure it, not the server.
+      const busy = (r: LoadResult) => [(rate(r) * (r.loadCpuUs + r.redisCpuUs)) / 1e6, (rate(r) * r.cpuUs) / 1e6] as const;
+      const pct = (f: number) => `${Math.round(f * 100)}%`;
+      const [p0, p1] = busy(p);
+      const [h0, h1] = busy(h);
+      const full = Math.max(p0, h0) >= 0.9;
+      console.log(
+        `  cores busy: platform CPU ${PINNING.load} (load generator + Redis) ${pct(p0)}, CPU ${PINNING.servers} (server) ${pct(p1)}; bare node:http ${pct(h0)}, ${pct(h1)}` +
+          (full ? ` (CPU ${PINNING.load} near full: the pops/s ratio follows its CPU per pop more than the servers')` : ''),
+      );
+    }
   }
 
   // pop-many, count 100
@@ -304,12 +317,23 @@ const PATTERN_AOF_GUARD = `do
   if fsyncs and fsyncs ~= '0' then return redis.error_reply('AOFBUSY Redis is still syncing its AOF') end
 end`;
 
+/** The pop script's reply as it was before the one-JSON-text reply: a RESP array of the items and the length (the bench's "before"). */
+const ARRAY_REPLY = {
+  empty: `return '[' .. redis.call('LLEN', KEYS[1]) .. ']'`,
+  popped: `return '[' .. item .. ',' .. redis.call('LLEN', KEYS[1]) .. ']'`,
+  before: { empty: `return {redis.call('LLEN', KEYS[1])}`, popped: `return {item, redis.call('LLEN', KEYS[1])}` },
+};
+
 /**
  * Redis's side of a pop alone: Redis CPU time per command (its /proc figures) over 200,000 pops
  * sent in pipelines of 200, so that the network reads and writes, which make up most of its CPU
  * per pop over HTTP, are shared by many commands: the pop script (credential check, AOF guard,
  * RPOP, LPUSH onto the consumed list), the same with the guard as first written (a Lua pattern
- * search), the same without the guard, and a bare RPOP. Alternating, median of ROUNDS.
+ * search), the same without the guard, the same answering a RESP array as it did before its
+ * one-JSON-text reply, and a bare RPOP. Alternating, median of ROUNDS. The client's side too:
+ * this process's CPU per pop, each reply decoded as the API decodes it (the pop scripts'
+ * with decodePopReply, the array reply as it was, a bare RPOP's item with decodeItem); the
+ * pipeline's own cost is in every row alike.
  */
 async function redisSideBench(env: Env): Promise<void> {
   const { redis } = env;
@@ -319,16 +343,27 @@ async function redisSideBench(env: Env): Promise<void> {
   await redis.set(state, 'v1');
   const source = popOneScript.source;
   if (!source.includes(aofGuardLua)) throw new Error('the pop script does not hold the AOF guard the bench replaces');
+  if (!source.includes(ARRAY_REPLY.empty) || !source.includes(ARRAY_REPLY.popped)) throw new Error('the pop script does not answer as the bench expects');
+  const arrayReply = source.replace(ARRAY_REPLY.empty, ARRAY_REPLY.before.empty).replace(ARRAY_REPLY.popped, ARRAY_REPLY.before.popped);
   const scripts = {
     'pop script (platform)': source,
     'pop script, guard as first written': source.replace(aofGuardLua, PATTERN_AOF_GUARD),
     'pop script without the AOF guard': source.replace(aofGuardLua, ''),
+    'pop script, array reply (before)': arrayReply,
+  };
+  const decoders: Record<string, (reply: unknown) => unknown> = {
+    'pop script, array reply (before)': (reply) => {
+      const words = reply as string[];
+      return { remaining: Number(words.pop()), items: words.map(decodeItem) };
+    },
+    'bare RPOP': (reply) => decodeItem(reply as string),
   };
   const POPS = 200_000;
   const PIPELINE = 200;
   const nextId = { value: 2_000_000_000 };
   type Send = (p: ChainableCommander) => void;
   const variants: [string, Send][] = [];
+  const clientPerPop = new Map<string, number[]>();
   for (const [name, lua] of Object.entries(scripts)) {
     const sha = String(await redis.script('LOAD', lua));
     variants.push([name, (p) => p.evalsha(sha, 4, pool, consumed, revoked, state, 'v1')]);
@@ -341,27 +376,39 @@ async function redisSideBench(env: Env): Promise<void> {
       await redis.del(pool, consumed);
       await topUp(redis, pool, POPS, nextId);
       const cpu0 = processCpuUs(env.pids.redis);
+      const client0 = process.cpuUsage();
+      const decode = decoders[name] ?? ((reply: unknown) => decodePopReply(reply as string));
       // A pop the guard refused (AOFBUSY: an fsync ran) popped nothing and is sent again, as the
       // API sends it: its cost is part of the pops'.
       for (let popped = 0; popped < POPS; ) {
         const p = redis.pipeline();
         for (let i = 0; i < Math.min(PIPELINE, POPS - popped); i++) send(p);
-        for (const [err] of (await p.exec()) ?? []) {
-          if (!err) popped++;
-          else if (isAofBusyReply(err)) refused.set(name, (refused.get(name) ?? 0) + 1);
+        for (const [err, reply] of (await p.exec()) ?? []) {
+          if (!err) {
+            decode(reply);
+            popped++;
+          } else if (isAofBusyReply(err)) refused.set(name, (refused.get(name) ?? 0) + 1);
           else throw err;
         }
       }
       perPop.set(name, [...(perPop.get(name) ?? []), (processCpuUs(env.pids.redis) - cpu0) / POPS]);
+      const client = process.cpuUsage(client0);
+      clientPerPop.set(name, [...(clientPerPop.get(name) ?? []), (client.user + client.system) / POPS]);
     }
   }
   await redis.del(pool, consumed, state);
   const bare = median(perPop.get('bare RPOP')!);
-  console.log(`\nRedis's side of a pop: Redis CPU per pop, ${fmt(POPS)} pops in pipelines of ${PIPELINE}, median of ${ROUNDS} alternating rounds`);
+  const bareClient = median(clientPerPop.get('bare RPOP')!);
+  console.log(
+    `\nRedis's side of a pop: Redis CPU per pop, and the client's (this process, decoding each reply as the API does), ${fmt(POPS)} pops in pipelines of ${PIPELINE}, median of ${ROUNDS} alternating rounds`,
+  );
   for (const [name] of variants) {
     const m = median(perPop.get(name)!);
+    const c = median(clientPerPop.get(name)!);
     const busy = refused.get(name) ? `; ${fmt(refused.get(name)!)} refused while an fsync ran, sent again` : '';
-    console.log(`  ${name.padEnd(36)} ${m.toFixed(2).padStart(6)} µs   ${x(m / bare)} a bare RPOP${busy}`);
+    console.log(
+      `  ${name.padEnd(36)} Redis ${m.toFixed(2).padStart(6)} µs ${x(m / bare)} a bare RPOP; client ${c.toFixed(2).padStart(6)} µs ${x(c / bareClient)}${busy}`,
+    );
   }
 }
 

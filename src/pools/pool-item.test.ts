@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareServingOrder, decodeItem, encodeItem, idOfEncoded } from './pool-item.js';
+import { compareServingOrder, decodeItem, encodeItem, idOfEncoded, itemOf } from './pool-item.js';
 
 describe('pool item encoding', () => {
   const cases: { item: { id: number; text: string }; encoded: string }[] = [
@@ -21,6 +21,13 @@ describe('pool item encoding', () => {
     expect(() => encodeItem({ id: 1.5, text: 'x' })).toThrow(RangeError);
     expect(idOfEncoded('{"text":"x","id":1}')).toBeUndefined();
     expect(() => decodeItem('{"id":"1","text":"x"}')).toThrow(TypeError);
+  });
+
+  it('reads an item a pop script reply holds (already parsed) and refuses anything else', () => {
+    const [item, length] = JSON.parse(`[${encodeItem({ id: 7, text: 'seven' })},3]`) as unknown[];
+    expect(itemOf(item)).toEqual({ id: 7, text: 'seven' });
+    expect(length).toBe(3);
+    for (const other of [null, 3, 'x', [], { id: 1 }, { text: 'x' }, { id: '1', text: 'x' }]) expect(() => itemOf(other)).toThrow(TypeError);
   });
 });
 

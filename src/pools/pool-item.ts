@@ -32,9 +32,14 @@ export function encodeItem(item: PoolItem): string {
 }
 
 export function decodeItem(raw: string): PoolItem {
-  const parsed = JSON.parse(raw) as { id?: unknown; text?: unknown };
-  if (typeof parsed.id !== 'number' || typeof parsed.text !== 'string') throw new TypeError('not a pool item');
-  return { id: parsed.id, text: parsed.text };
+  return itemOf(JSON.parse(raw));
+}
+
+/** An encoded item once JSON.parse read it (alone, or inside a pop script's reply); throws unless it is one. */
+export function itemOf(parsed: unknown): PoolItem {
+  const { id, text } = (parsed ?? {}) as { id?: unknown; text?: unknown };
+  if (typeof id !== 'number' || typeof text !== 'string') throw new TypeError('not a pool item');
+  return { id, text };
 }
 
 /** The id of an encoded item, read the way the Lua scripts read it (undefined when malformed). */

@@ -17,7 +17,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { NO_REPLICA_ACK, type ConnectionMark, type ReplicaAck, type ReplicaAckError } from '../redis/replica-ack.js';
 import { withTimeout } from '../lib/timeout.js';
-import { decodeItem, encodeItem, type PoolItem, type PoolType } from './pool-item.js';
+import { encodeItem, itemOf, type PoolItem, type PoolType } from './pool-item.js';
 import { popOneScript, popScript, pushScript, snapshotScript, trimConsumedScript } from './pool-scripts.js';
 import { deleteIfEquals } from '../redis/delete-if-equals.js';
 import { untilAofWritable } from './aof-guard.js';
@@ -191,9 +191,19 @@ export class PoolLists {
 
 /** The pop script and its decoded reply (a module function: a per-call closure would cost a keepNames wrapper under tsx). */
 async function popNow(redis: RedisClient, lists: { pool: string; consumed: string }, count: number, revocation: Revocation | undefined): Promise<PopReply> {
-  const reply = await (count === 1
-    ? popOneScript.run<(string | number)[]>(redis, lists, {}, revocation)
-    : popScript.run<(string | number)[]>(redis, lists, { count }, revocation));
-  const remaining = Number(reply.pop());
-  return { items: (reply as string[]).map(decodeItem), remaining };
+  return decodePopReply(
+    await (count === 1 ? popOneScript.run<string>(redis, lists, {}, revocation) : popScript.run<string>(redis, lists, { count }, revocation)),
+  );
+}
+
+/**
+ * The reply of a pop script: one JSON text, `[item, ..., length]` (pool-pop.lua). One JSON.parse
+ * reads the items and the length, where an array reply cost the client a RESP array, a conversion
+ * of each element and a parse per item (bench:pools, the client's side of a pop).
+ */
+export function decodePopReply(reply: string): PopReply {
+  const parsed = JSON.parse(reply) as unknown[];
+  const remaining = parsed.pop();
+  if (typeof remaining !== 'number') throw new TypeError('not a pool pop reply');
+  return { items: parsed.map(itemOf), remaining };
 }

@@ -5,11 +5,12 @@
 -- ARGV[1..1] (with KEYS[3]) the state the caller's credential carries
 -- The AOFBUSY error and no pop while Redis's background fsync runs: it would answer before it
 --   wrote the pop to its AOF (aof-guard.ts).
--- Pops one item (FIFO) into the consumed list. Returns {item, pool length after the pop}, or
--- {pool length} (0) when the pool is empty.
+-- Pops one item (FIFO) into the consumed list. Returns one JSON text, `[item,length]` (the item
+-- as stored, a JSON object, and the pool's length after the pop), or `[length]` when the pool is
+-- empty: the caller decodes it with one JSON.parse (pool-lists.ts).
 {{revocationGuard}}
 {{aofGuard}}
 local item = redis.call('RPOP', KEYS[1])
-if not item then return {redis.call('LLEN', KEYS[1])} end
+if not item then return '[' .. redis.call('LLEN', KEYS[1]) .. ']' end
 redis.call('LPUSH', KEYS[2], item)
-return {item, redis.call('LLEN', KEYS[1])}
+return '[' .. item .. ',' .. redis.call('LLEN', KEYS[1]) .. ']'

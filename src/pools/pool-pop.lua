@@ -6,12 +6,12 @@
 -- ARGV[2..2] (with KEYS[3]) the state the caller's credential carries
 -- The AOFBUSY error and no pop while Redis's background fsync runs: it would answer before it
 --   wrote the pop to its AOF (aof-guard.ts).
--- Returns {item, item, ..., pool length after the pop}, oldest item first. The items are LPUSHed
--- in pop order, so the consumed list is drained from its right end oldest first.
+-- Returns one JSON text, `[item,item,...,length]` (the items as stored, oldest first, and the
+-- pool's length after the pop), or `[length]` when the pool is empty (see pool-pop-one.lua). The
+-- items are LPUSHed in pop order, so the consumed list is drained from its right end oldest first.
 {{revocationGuard}}
 {{aofGuard}}
 local items = redis.call('RPOP', KEYS[1], ARGV[1])
-if not items then return {redis.call('LLEN', KEYS[1])} end
+if not items then return '[' .. redis.call('LLEN', KEYS[1]) .. ']' end
 redis.call('LPUSH', KEYS[2], unpack(items))
-items[#items + 1] = redis.call('LLEN', KEYS[1])
-return items
+return '[' .. table.concat(items, ',') .. ',' .. redis.call('LLEN', KEYS[1]) .. ']'
