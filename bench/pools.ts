@@ -317,10 +317,12 @@ const PATTERN_AOF_GUARD = `do
   if fsyncs and fsyncs ~= '0' then return redis.error_reply('AOFBUSY Redis is still syncing its AOF') end
 end`;
 
-/** The pop script's reply as it was before the one-JSON-text reply: a RESP array of the items and the length (the bench's "before"). */
-const ARRAY_REPLY = {
-  empty: `return '[' .. redis.call('LLEN', KEYS[1]) .. ']'`,
-  popped: `return '[' .. item .. ',' .. redis.call('LLEN', KEYS[1]) .. ']'`,
+/**
+ * The pop script's two answers (empty pool, one item popped): now one JSON text, before a RESP
+ * array of the items and the length (the bench's "before", built from the script by replacing them).
+ */
+const POP_REPLY = {
+  now: { empty: `return '[' .. redis.call('LLEN', KEYS[1]) .. ']'`, popped: `return '[' .. item .. ',' .. redis.call('LLEN', KEYS[1]) .. ']'` },
   before: { empty: `return {redis.call('LLEN', KEYS[1])}`, popped: `return {item, redis.call('LLEN', KEYS[1])}` },
 };
 
@@ -343,8 +345,8 @@ async function redisSideBench(env: Env): Promise<void> {
   await redis.set(state, 'v1');
   const source = popOneScript.source;
   if (!source.includes(aofGuardLua)) throw new Error('the pop script does not hold the AOF guard the bench replaces');
-  if (!source.includes(ARRAY_REPLY.empty) || !source.includes(ARRAY_REPLY.popped)) throw new Error('the pop script does not answer as the bench expects');
-  const arrayReply = source.replace(ARRAY_REPLY.empty, ARRAY_REPLY.before.empty).replace(ARRAY_REPLY.popped, ARRAY_REPLY.before.popped);
+  if (!source.includes(POP_REPLY.now.empty) || !source.includes(POP_REPLY.now.popped)) throw new Error('the pop script does not answer as the bench expects');
+  const arrayReply = source.replace(POP_REPLY.now.empty, POP_REPLY.before.empty).replace(POP_REPLY.now.popped, POP_REPLY.before.popped);
   const scripts = {
     'pop script (platform)': source,
     'pop script, guard as first written': source.replace(aofGuardLua, PATTERN_AOF_GUARD),
