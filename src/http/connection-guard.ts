@@ -34,6 +34,8 @@ type Cap = 'total' | 'per_address';
 interface Connection {
   socket: Socket;
   address: string;
+  /** Its address's entry in byAddress (there while the connection is counted). */
+  here: AddressConnections;
   /** Requests in progress (more than one when a client pipelines). */
   active: number;
   counted: boolean;
@@ -94,11 +96,11 @@ export class ConnectionGuard {
     if (this.caps.perAddress && mine && mine.count >= this.caps.perAddress && !this.makeRoom(mine.idle.first(), 'per_address', socket)) return;
     if (this.open >= this.caps.max && !this.makeRoom(this.idle.first(), 'total', socket)) return;
     if (!mine) this.byAddress.set(address, (mine = { count: 0, idle: new OrderedList() }));
-    const conn: Connection = { socket, address, active: 0, counted: true };
+    const conn: Connection = { socket, address, here: mine, active: 0, counted: true };
     this.bySocket.set(socket, conn);
     this.open++;
     mine.count++;
-    this.becomeIdle(conn, mine);
+    this.becomeIdle(conn);
     socket.once('close', () => this.uncount(conn));
   }
 
@@ -123,19 +125,18 @@ export class ConnectionGuard {
   private ended(conn: Connection): void {
     if (--conn.active > 0 || !conn.counted || conn.socket.destroyed) return;
     // Idle again: the newest idle one (last to be closed for a newcomer).
-    const mine = this.byAddress.get(conn.address);
-    if (mine) this.becomeIdle(conn, mine);
+    this.becomeIdle(conn);
   }
 
-  private becomeIdle(conn: Connection, mine: AddressConnections): void {
+  private becomeIdle(conn: Connection): void {
     if (conn.idleAll) return; // idle already: it keeps its place
     conn.idleAll = this.idle.add(conn);
-    conn.idleHere = mine.idle.add(conn);
+    conn.idleHere = conn.here.idle.add(conn);
   }
 
   private leaveIdle(conn: Connection): void {
     if (conn.idleAll) this.idle.remove(conn.idleAll);
-    if (conn.idleHere) this.byAddress.get(conn.address)?.idle.remove(conn.idleHere);
+    if (conn.idleHere) conn.here.idle.remove(conn.idleHere);
     conn.idleAll = conn.idleHere = undefined;
   }
 
@@ -144,8 +145,6 @@ export class ConnectionGuard {
     conn.counted = false;
     this.open--;
     this.leaveIdle(conn);
-    const mine = this.byAddress.get(conn.address);
-    if (!mine) return;
-    if (--mine.count === 0) this.byAddress.delete(conn.address);
+    if (--conn.here.count === 0) this.byAddress.delete(conn.address);
   }
 }

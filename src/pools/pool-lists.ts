@@ -202,8 +202,8 @@ async function popNow(redis: RedisClient, lists: { pool: string; consumed: strin
  * of each element and a parse per item (bench:pools, the client's side of a pop).
  */
 export function decodePopReply(reply: string): PopReply {
-  const parsed = JSON.parse(reply) as unknown[];
-  const remaining = parsed.pop();
-  if (typeof remaining !== 'number') throw new TypeError('not a pool pop reply');
+  const parsed: unknown = JSON.parse(reply);
+  if (!Array.isArray(parsed) || typeof parsed.at(-1) !== 'number') throw new TypeError('not a pool pop reply');
+  const remaining = parsed.pop() as number;
   return { items: parsed.map(itemOf), remaining };
 }
