@@ -326,13 +326,19 @@ const POP_REPLY = {
   before: { empty: `return {redis.call('LLEN', KEYS[1])}`, popped: `return {item, redis.call('LLEN', KEYS[1])}` },
 };
 
+/** The pop script's move: now one LMOVE, before an RPOP and an LPUSH (MULTI, RPOP, LPUSH, EXEC in the AOF). */
+const POP_MOVE = {
+  now: `local item = redis.call('LMOVE', KEYS[1], KEYS[2], 'RIGHT', 'LEFT')\nif not item then return '[' .. redis.call('LLEN', KEYS[1]) .. ']' end\n`,
+  before: `local item = redis.call('RPOP', KEYS[1])\nif not item then return '[' .. redis.call('LLEN', KEYS[1]) .. ']' end\nredis.call('LPUSH', KEYS[2], item)\n`,
+};
+
 /**
  * Redis's side of a pop alone: Redis CPU time per command (its /proc figures) over 200,000 pops
  * sent in pipelines of 200, so that the network reads and writes, which make up most of its CPU
  * per pop over HTTP, are shared by many commands: the pop script (credential check, AOF guard,
- * RPOP, LPUSH onto the consumed list), the same with the guard as first written (a Lua pattern
+ * LMOVE onto the consumed list), the same with the guard as first written (a Lua pattern
  * search), the same without the guard, the same answering a RESP array as it did before its
- * one-JSON-text reply, and a bare RPOP. Alternating, median of ROUNDS. The client's side too:
+ * one-JSON-text reply, the same with RPOP and LPUSH as before its LMOVE, and a bare RPOP. Alternating, median of ROUNDS. The client's side too:
  * this process's CPU per pop, each reply decoded as the API decodes it (the pop scripts'
  * with decodePopReply, the array reply as it was, a bare RPOP's item with decodeItem); the
  * pipeline's own cost is in every row alike.
@@ -347,11 +353,13 @@ async function redisSideBench(env: Env): Promise<void> {
   if (!source.includes(aofGuardLua)) throw new Error('the pop script does not hold the AOF guard the bench replaces');
   if (!source.includes(POP_REPLY.now.empty) || !source.includes(POP_REPLY.now.popped)) throw new Error('the pop script does not answer as the bench expects');
   const arrayReply = source.replace(POP_REPLY.now.empty, POP_REPLY.before.empty).replace(POP_REPLY.now.popped, POP_REPLY.before.popped);
+  if (!source.includes(POP_MOVE.now)) throw new Error('the pop script does not move its item as the bench expects');
   const scripts = {
     'pop script (platform)': source,
     'pop script, guard as first written': source.replace(aofGuardLua, PATTERN_AOF_GUARD),
     'pop script without the AOF guard': source.replace(aofGuardLua, ''),
     'pop script, array reply (before)': arrayReply,
+    'pop script, RPOP and LPUSH (before)': source.replace(POP_MOVE.now, POP_MOVE.before),
   };
   const decoders: Record<string, (reply: unknown) => unknown> = {
     'pop script, array reply (before)': (reply) => {

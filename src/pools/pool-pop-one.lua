@@ -5,12 +5,13 @@
 -- ARGV[1..1] (with KEYS[3]) the state the caller's credential carries
 -- The AOFBUSY error and no pop while Redis's background fsync runs: it would answer before it
 --   wrote the pop to its AOF (aof-guard.ts).
--- Pops one item (FIFO) into the consumed list. Returns one JSON text, `[item,length]` (the item
+-- Moves one item (FIFO) into the consumed list with one LMOVE (the pool's tail to the consumed
+-- list's head: RPOP and LPUSH in one command, so Redis writes one command to its AOF and replicas
+-- rather than MULTI, RPOP, LPUSH, EXEC). Returns one JSON text, `[item,length]` (the item
 -- as stored, a JSON object, and the pool's length after the pop), or `[length]` when the pool is
 -- empty: the caller decodes it with one JSON.parse (pool-lists.ts).
 {{revocationGuard}}
 {{aofGuard}}
-local item = redis.call('RPOP', KEYS[1])
+local item = redis.call('LMOVE', KEYS[1], KEYS[2], 'RIGHT', 'LEFT')
 if not item then return '[' .. redis.call('LLEN', KEYS[1]) .. ']' end
-redis.call('LPUSH', KEYS[2], item)
 return '[' .. item .. ',' .. redis.call('LLEN', KEYS[1]) .. ']'
