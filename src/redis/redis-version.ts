@@ -1,0 +1,60 @@
+/**
+ * The oldest Redis the platform runs on: 6.2. The pools move a popped item with `LMOVE` and
+ * `pop-many` takes its rows with `RPOP key count`, both new in 6.2; on an older server every pop
+ * would fail and be served from the database, with no word why. So every process reads the
+ * server's version once at start (`INFO server`, start-platform.ts) and refuses an older one,
+ * naming both versions. A server that refuses `INFO` (an ACL, a renamed command) is not checked:
+ * the process says so and goes on.
+ */
+import type { RedisClient } from './connection.js';
+import { toError } from '../errors.js';
+import type { Logger } from '../logging/logger.js';
+
+export const MIN_REDIS_VERSION = '6.2.0';
+
+/** The `redis_version` field of an INFO reply, or undefined when it has none. */
+export function redisVersionOf(info: string): string | undefined {
+  return /^redis_version:(\S+)/m.exec(info)?.[1];
+}
+
+/** True when `version` (major.minor.patch; missing parts count as 0) is below `minimum`. */
+export function isOlderVersion(version: string, minimum: string): boolean {
+  const parts = (v: string) => v.split('.').map((p) => Number.parseInt(p, 10) || 0);
+  const [a, b] = [parts(version), parts(minimum)];
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const [x, y] = [a[i] ?? 0, b[i] ?? 0];
+    if (x !== y) return x < y;
+  }
+  return false;
+}
+
+/** Thrown at start for a server older than MIN_REDIS_VERSION. */
+export class RedisTooOldError extends Error {
+  constructor(
+    readonly version: string,
+    where: string,
+  ) {
+    super(
+      `Redis ${version} at ${where} is too old: the platform needs Redis ${MIN_REDIS_VERSION} or later (the pools use LMOVE and RPOP with a count); ` +
+        "upgrade it (the embedded server, without REDIS_URL, is the system's redis-server)",
+    );
+    this.name = 'RedisTooOldError';
+  }
+}
+
+/** Reads the server's version and throws RedisTooOldError when it is older than MIN_REDIS_VERSION. */
+export async function checkRedisVersion(redis: RedisClient, where: string, logger: Logger): Promise<void> {
+  let info: string;
+  try {
+    info = await redis.info('server');
+  } catch (err) {
+    logger.warn({ err: toError(err).message }, `could not read the Redis version (INFO refused); the platform needs Redis ${MIN_REDIS_VERSION} or later`);
+    return;
+  }
+  const version = redisVersionOf(info);
+  if (version === undefined) {
+    logger.warn(`the Redis server did not tell its version (no redis_version in INFO); the platform needs Redis ${MIN_REDIS_VERSION} or later`);
+    return;
+  }
+  if (isOlderVersion(version, MIN_REDIS_VERSION)) throw new RedisTooOldError(version, where);
+}
