@@ -20,7 +20,8 @@
  *     server much faster in this closed loop (docs/benchmarks.md), so each platform row is compared
  *     with the bare row that has or lacks the same.
  * Printed per server: pops/s, latency, and the CPU time per pop of the server, of the load generator
- * and of Redis (the last two share CPU 0).
+ * and of Redis (the last two share CPU 0); per clients level, how busy each core was and the
+ * commands Redis ran per pop for the platform and the bare node:http route (INFO commandstats).
  * The method is bench/http-load.ts': servers pinned away from the load generator and Redis, each
  * warmed up first, interleaved rounds, the median round (by rate). Then pop-many with count 100
  * (items/s). The lists are topped up with synthetic items between runs (the HTTP path
@@ -121,6 +122,29 @@ interface Env {
   pids: { api: number; loggingApi: number; tsxApi: number; express: number; http: number; loggingHttp: number; redis: number };
 }
 
+/** Redis's per-command counters (INFO commandstats): calls and µs spent, by command. */
+type CommandStats = Map<string, { calls: number; usec: number }>;
+
+async function commandStats(redis: Redis): Promise<CommandStats> {
+  const stats: CommandStats = new Map();
+  for (const line of String(await redis.info('commandstats')).split('\r\n')) {
+    const m = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(line);
+    if (m) stats.set(m[1]!, { calls: Number(m[2]), usec: Number(m[3]) });
+  }
+  return stats;
+}
+
+/** What a run added to the counters, per request; commands under 0.01 a request are left out (the bench's own, BullMQ's). */
+function commandsPerRequest(before: CommandStats, after: CommandStats, requests: number): CommandStats {
+  const per: CommandStats = new Map();
+  for (const [name, { calls, usec }] of after) {
+    const was = before.get(name) ?? { calls: 0, usec: 0 };
+    const perCall = (calls - was.calls) / requests;
+    if (perCall >= 0.01) per.set(name, { calls: perCall, usec: (usec - was.usec) / requests });
+  }
+  return per;
+}
+
 async function httpBench(env: Env): Promise<void> {
   const { redis } = env;
   const auth = { authorization: `Bearer ${env.token}` };
@@ -149,6 +173,8 @@ async function httpBench(env: Env): Promise<void> {
     await redis.del(keys.poolConsumed('titles', 1));
   }
   const rounds = new Map<string, LoadResult[]>();
+  /** Redis's commands per pop in each run (INFO commandstats around it). */
+  const commandsOf = new Map<LoadResult, CommandStats>();
   for (let round = 0; round < ROUNDS; round++) {
     for (const clients of CLIENTS) {
       // Each round starts with another server: none is always the one that runs right after the
@@ -156,9 +182,11 @@ async function httpBench(env: Env): Promise<void> {
       for (const target of targets.map((_, i) => targets[(i + round) % targets.length]!)) {
         await topUp(redis, target.key, 400_000, nextId);
         await load(target, clients, WARMUP_MS);
+        const before = await commandStats(redis);
         const r = await load(target, clients, RUN_MS);
         const id = `${target.name}@${clients}`;
         rounds.set(id, [...(rounds.get(id) ?? []), r]);
+        commandsOf.set(r, commandsPerRequest(before, await commandStats(redis), r.requests));
         await redis.del(keys.poolConsumed('titles', 1));
       }
     }
@@ -199,6 +227,15 @@ async function httpBench(env: Env): Promise<void> {
           (full ? ` (CPU ${PINNING.load} near full: the pops/s ratio follows its CPU per pop more than the servers')` : ''),
       );
     }
+    // What Redis runs for each pop, in the median round: a script's µs include the commands it called.
+    const commands = (r: LoadResult) =>
+      [...commandsOf.get(r)!]
+        .sort(([, a], [, b]) => b.usec - a.usec)
+        .map(([name, c]) => `${name} ${c.calls.toFixed(2)} (${c.usec.toFixed(1)} µs)`)
+        .join(', ');
+    console.log(
+      `  Redis commands a pop (INFO commandstats, calls and µs; a script's include its commands'): platform ${commands(p)}; bare node:http ${commands(h)}`,
+    );
   }
 
   // pop-many, count 100
