@@ -82,8 +82,8 @@ export class PoolLists {
   }
 
   /**
-   * Pops up to `count` items and records them as consumed, in one script (one LMOVE for one item). Rejects with a
-   * DeadlineError when the reply does not come in time; the script may still run (or have run),
+   * Pops up to `count` items and records them as consumed, in one script (one LMOVE for one item).
+   * Rejects with a DeadlineError when the reply does not come in time; the script may still run (or have run),
    * and its reply then goes to `onLate`, so that the items it took are not lost. With a
    * revocation the script first checks the caller's credential (a REVOKED or UNCHECKED error reply, no pop).
    * While Redis's background fsync runs the script pops nothing (AOFBUSY, aof-guard.ts) and is sent

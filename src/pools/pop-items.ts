@@ -1,7 +1,7 @@
 /**
- * The pop path (runs in the API process): RPOP from the pool and, in the same script, LPUSH of
- * the popped items onto the consumed list (one LMOVE for a single item) (the durable record of what was served); when the pool
- * is empty or Redis does not answer in time, claim rows from the DB in one statement
+ * The pop path (runs in the API process): one script moves the popped items from the pool onto
+ * the consumed list, the durable record of what was served (one LMOVE for a single item; RPOP with
+ * a count and one LPUSH for several); when the pool is empty or Redis does not answer in time, claim rows from the DB in one statement
  * (`source: "db"`). A pool that drops below the threshold asks for a refill; pops ask for the
  * marking of their rows. See refill-pool.ts for why no row is served twice.
  *
