@@ -5,6 +5,12 @@
  * server's version once at start (`INFO server`, start-platform.ts) and refuses an older one,
  * naming both versions. A server that refuses `INFO` (an ACL, a renamed command) is not checked:
  * the process says so and goes on.
+ *
+ * It also reads the eviction policy (`maxmemory_policy`, INFO memory) and warns in the log when it
+ * is not `noeviction`: under memory pressure such a server deletes keys (jobs, pool lists, the
+ * consumed records, leases, the logout blacklist) rather than refusing writes. A warning, not a
+ * refusal: some managed services do not let their users change it. The embedded server runs with
+ * `noeviction`.
  */
 import type { RedisClient } from './connection.js';
 import { toError } from '../errors.js';
@@ -14,7 +20,12 @@ export const MIN_REDIS_VERSION = '6.2.0';
 
 /** The `redis_version` field of an INFO reply, or undefined when it has none. */
 export function redisVersionOf(info: string): string | undefined {
-  return /^redis_version:(\S+)/m.exec(info)?.[1];
+  return infoField(info, 'redis_version');
+}
+
+/** One `name:value` field of an INFO reply. */
+function infoField(info: string, name: string): string | undefined {
+  return new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1];
 }
 
 /** True when `version` (major.minor.patch; missing parts count as 0) is below `minimum`. */
@@ -42,7 +53,10 @@ export class RedisTooOldError extends Error {
   }
 }
 
-/** Reads the server's version and throws RedisTooOldError when it is older than MIN_REDIS_VERSION. */
+/**
+ * Reads the server's version and throws RedisTooOldError when it is older than MIN_REDIS_VERSION;
+ * warns when its eviction policy is not `noeviction`.
+ */
 export async function checkRedisVersion(redis: RedisClient, where: string, logger: Logger): Promise<void> {
   let info: string;
   try {
@@ -57,4 +71,12 @@ export async function checkRedisVersion(redis: RedisClient, where: string, logge
     return;
   }
   if (isOlderVersion(version, MIN_REDIS_VERSION)) throw new RedisTooOldError(version, where);
+  // A section of its own: Redis before 7.0 takes one section per INFO.
+  const policy = infoField(await redis.info('memory').catch(() => ''), 'maxmemory_policy');
+  if (policy !== undefined && policy !== 'noeviction') {
+    logger.warn(
+      { maxmemoryPolicy: policy, redis: where },
+      `Redis evicts keys under memory pressure (maxmemory-policy ${policy}): jobs, pool lists, consumed records, leases and the logout blacklist can be lost; set maxmemory-policy noeviction`,
+    );
+  }
 }

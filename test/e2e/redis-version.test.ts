@@ -3,6 +3,9 @@
  * at start, naming its version and the one needed, before any role runs. No Redis 6.0 is at hand
  * on these machines, so a loopback server speaks for one: it answers INFO as Redis 6.0.16 does
  * and every other command with OK, and records the commands it got.
+ *
+ * A Redis that evicts keys under memory pressure (maxmemory-policy other than noeviction) is
+ * served, with a warning in the log naming the policy.
  */
 import { createServer, type Server } from 'node:net';
 import { mkdtempSync } from 'node:fs';
@@ -10,7 +13,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { removeDataDir, startProduct } from './support/product.js';
+import { startTestRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
+import { adminClient, removeDataDir, startProduct } from './support/product.js';
 
 /** The words of each RESP command array in `buffer`, and the bytes not yet a whole command. */
 function readCommands(buffer: string): { commands: string[][]; rest: string } {
@@ -84,4 +89,31 @@ describe('npm start against a Redis older than 6.2', () => {
     // Refused before any role ran: no script, no list command, no queue was touched.
     expect(received.filter((c) => /^(evalsha|eval|lmove|rpop|lpush|bzpopmin|xadd)$/.test(c))).toEqual([]);
   }, 90_000);
+});
+
+describe('npm start against a Redis that evicts keys', () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'wp-e2e-redis-evicts-'));
+  afterAll(() => removeDataDir(dataDir));
+
+  it('starts and serves, and warns in its log that keys can be lost, naming the policy', async () => {
+    const redis = await startTestRedis({ extraArgs: ['--maxmemory-policy', 'allkeys-lru'] });
+    const database = await createTestDatabase();
+    try {
+      const platform = await startProduct({ dataDir, port: 0, env: { REDIS_URL: redis.url, DATABASE_URL: database.url } });
+      try {
+        const warning = await waitFor(() => platform.lines().find((l) => l.level === 40 && l.maxmemoryPolicy === 'allkeys-lru'), {
+          message: 'the eviction policy warning',
+        });
+        expect(warning.msg).toContain('set maxmemory-policy noeviction');
+        // Served all the same: a user logs in and reads the pools.
+        const api = await adminClient(platform.url!);
+        expect((await api.request('GET', '/api/pools')).status).toBe(200);
+      } finally {
+        expect((await platform.stop()).clean).toBe(true);
+      }
+    } finally {
+      await database.drop();
+      await redis.destroy();
+    }
+  }, 120_000);
 });
