@@ -54,10 +54,10 @@ export class RedisTooOldError extends Error {
 }
 
 /**
- * Reads the server's version and throws RedisTooOldError when it is older than MIN_REDIS_VERSION;
- * warns when its eviction policy is not `noeviction`.
+ * The start-up check of the Redis a process attaches to: throws RedisTooOldError when its version
+ * is older than MIN_REDIS_VERSION; warns when its eviction policy is not `noeviction`.
  */
-export async function checkRedisVersion(redis: RedisClient, where: string, logger: Logger): Promise<void> {
+export async function checkRedisServer(redis: RedisClient, where: string, logger: Logger): Promise<void> {
   let info: string;
   try {
     info = await redis.info('server');

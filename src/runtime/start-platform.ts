@@ -33,7 +33,7 @@ import { connectionOptions, waitForReady } from '../redis/connection.js';
 import { RedisConnections } from '../redis/connections.js';
 import { createKeys } from '../redis/keys.js';
 import { describeTarget } from '../redis/redis-target.js';
-import { checkRedisVersion } from '../redis/redis-version.js';
+import { checkRedisServer } from '../redis/redis-version.js';
 import { replicaAckSettings } from '../redis/replica-ack.js';
 import { JOB_STATES } from '../queues/job-states.js';
 import { queues as queueDefinitions, type QueueKey } from '../queues/definitions.js';
@@ -153,7 +153,7 @@ export async function startPlatform(options: StartOptions): Promise<PlatformHand
     await waitForReady(redis, REDIS_READY_TIMEOUT_MS).catch((err: Error) => {
       throw new Error(`Redis is not reachable at ${describeTarget(target)} (${err.message}); check REDIS_URL / REDIS_SENTINELS / REDIS_CLUSTER_NODES`);
     });
-    await checkRedisVersion(redis, describeTarget(target), logger);
+    await checkRedisServer(redis, describeTarget(target), logger);
 
     const layout = await recordLayout(
       { redis, keys, logger, registryFor: (l) => new QueueRegistry({ config, connections, keys, layout: l }) },
